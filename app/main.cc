@@ -1,0 +1,43 @@
+// nmt: one binary, subcommands sharing one options system (CLI11, with TOML configs).
+#include <cstdio>
+#include <exception>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "nmt/util/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"nmt: neural machine translation (Transformer and GRU+attention) on LibTorch"};
+  app.name("nmt");
+  app.require_subcommand(1, 1);
+  app.set_config("--config", "", "Read options from a TOML file ([train], [translate], ... sections)");
+  app.set_version_flag("--version", "nmt 0.1.0");
+  nmt::cli::add_bleu_command(app);
+  nmt::cli::add_train_command(app);
+  nmt::cli::add_translate_command(app);
+  nmt::cli::add_eval_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "nmt: usage error: %s\n", e.what());
+    std::fprintf(stderr, "Run with --help for more information.\n");
+    return 2;
+  } catch (const nmt::Error& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "nmt: error: %s\n", e.what());
+    return e.exit_code();
+  } catch (const std::exception& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "nmt: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
