@@ -1,0 +1,56 @@
+#pragma once
+// Shared helpers for the test suite: where the data lives, temp dirs, running the binary.
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+namespace nmt::test {
+
+// The mirrored datasets: $NMT_DATA, else ../shared/data beside the checkout.
+inline std::string data_dir() {
+  if (const char* env = std::getenv("NMT_DATA"); env && *env) return env;
+  return std::string(NMT_SOURCE_DIR) + "/../shared/data";
+}
+
+// sacreBLEU's reference outputs: $NMT_BLEU_VECTORS, else ../shared/bleu-vectors.
+inline std::string bleu_vectors_dir() {
+  if (const char* env = std::getenv("NMT_BLEU_VECTORS"); env && *env) return env;
+  return std::string(NMT_SOURCE_DIR) + "/../shared/bleu-vectors";
+}
+
+inline std::string source_dir() { return NMT_SOURCE_DIR; }
+inline std::string nmt_binary() { return NMT_BINARY; }
+
+// A fresh empty directory under the system temp dir, removed by the destructor.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& tag = "nmt-test") {
+    std::string tmpl = (std::filesystem::temp_directory_path() / (tag + "-XXXXXX")).string();
+    path_ = ::mkdtemp(tmpl.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+// Runs a shell command line, capturing stdout and stderr separately.
+CommandResult run_command(const std::string& command_line);
+
+// Writes bytes to a file (for fixtures built inside tests).
+void write_bytes(const std::string& path, const std::string& bytes);
+
+}  // namespace nmt::test
