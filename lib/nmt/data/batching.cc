@@ -1,0 +1,78 @@
+#include "nmt/data/batching.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "nmt/data/rng.h"
+#include "nmt/util/error.h"
+
+namespace nmt::data {
+namespace {
+
+// The budget length of one example; at least 1 so empty examples cannot form unbounded batches.
+size_t budget_len(const ExampleLength& e) { return std::max<size_t>({e.src, e.tgt, 1}); }
+
+}  // namespace
+
+std::vector<Batch> plan_batches(const std::vector<ExampleLength>& lengths, const BatchOptions& options,
+                                uint64_t epoch) {
+  if (options.max_tokens == 0) throw UsageError("max tokens per batch must be positive");
+
+  std::vector<size_t> order(lengths.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  // One stream per (seed, epoch): a random permutation first, then a stable sort, gives random
+  // tie-breaking among equal lengths, so batch contents change between epochs.
+  SplitMix64 rng(mix_seed(options.seed, epoch));
+  if (options.shuffle) shuffle_in_place(order, rng);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const ExampleLength& x = lengths[a];
+    const ExampleLength& y = lengths[b];
+    return x.src != y.src ? x.src < y.src : x.tgt < y.tgt;
+  });
+
+  std::vector<Batch> batches;
+  Batch current;
+  size_t current_max = 0;
+  for (size_t idx : order) {
+    const size_t len = budget_len(lengths[idx]);
+    const size_t new_max = std::max(current_max, len);
+    const bool over_tokens = (current.size() + 1) * new_max > options.max_tokens;
+    const bool over_sentences = options.max_sentences > 0 && current.size() + 1 > options.max_sentences;
+    if (!current.empty() && (over_tokens || over_sentences)) {
+      batches.push_back(std::move(current));
+      current.clear();
+      current_max = 0;
+    }
+    current.push_back(idx);
+    current_max = std::max(current_max, len);
+  }
+  if (!current.empty()) batches.push_back(std::move(current));
+
+  if (options.shuffle) shuffle_in_place(batches, rng);
+  return batches;
+}
+
+size_t batch_cost(const std::vector<ExampleLength>& lengths, const Batch& batch) {
+  size_t longest = 0;
+  for (size_t i : batch) longest = std::max({longest, lengths.at(i).src, lengths.at(i).tgt});
+  return batch.size() * longest;
+}
+
+double padding_fraction(const std::vector<ExampleLength>& lengths, const std::vector<Batch>& batches) {
+  size_t real = 0, padded = 0;
+  for (const Batch& batch : batches) {
+    size_t max_src = 0, max_tgt = 0;
+    for (size_t i : batch) {
+      const ExampleLength& e = lengths.at(i);
+      real += e.src + e.tgt;
+      max_src = std::max(max_src, e.src);
+      max_tgt = std::max(max_tgt, e.tgt);
+    }
+    padded += batch.size() * (max_src + max_tgt);
+  }
+  return padded == 0 ? 0.0 : 1.0 - static_cast<double>(real) / static_cast<double>(padded);
+}
+
+}  // namespace nmt::data

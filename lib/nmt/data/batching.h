@@ -1,0 +1,52 @@
+#pragma once
+// Token-budget batch plans (torch-free): which examples go into which batch, in which order.
+//
+// Lengths are token counts as the trainer will see them. Adding BOS/EOS is the caller's job:
+// with target input "<s> y" and target output "y </s>", pass tgt_len = len(y) + 1, and the source
+// length including its EOS if the model appends one.
+//
+// The budget follows fairseq's --max-tokens: a batch of n examples whose longest side is L
+// costs n * L, where L is the maximum over its examples of max(src_len, tgt_len). So both the
+// padded source tensor (n x max src) and the padded target tensor (n x max tgt) hold at most
+// max_tokens positions each.
+//
+// A plan is a pure function of (lengths, options, epoch): a run resumed mid-epoch recomputes the
+// epoch's plan and skips to the batch index it had reached.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace nmt::data {
+
+struct ExampleLength {
+  size_t src = 0;
+  size_t tgt = 0;
+};
+
+struct BatchOptions {
+  size_t max_tokens = 4096;   // padded tokens per side per batch (see above); must be > 0
+  size_t max_sentences = 0;   // examples per batch; 0 = unlimited
+  uint64_t seed = 1;
+  // true: ties between equal lengths are broken randomly per epoch and the batch order is
+  // shuffled (training). false: ties by index, batches in length order (evaluation).
+  bool shuffle = true;
+};
+
+using Batch = std::vector<size_t>;  // example indices
+
+// Sorts examples by (src_len, tgt_len) with seeded random tie-breaking, cuts the sorted run
+// greedily into batches within the budget, then shuffles the batch order. Every example appears
+// in exactly one batch; an example that alone exceeds max_tokens gets a batch of its own (never
+// dropped; the caller may filter long examples beforehand). Indices within a batch are in sorted
+// (length) order. Throws UsageError when max_tokens is 0.
+std::vector<Batch> plan_batches(const std::vector<ExampleLength>& lengths, const BatchOptions& options,
+                                uint64_t epoch);
+
+// n * max over the batch of max(src, tgt): the quantity bounded by max_tokens.
+size_t batch_cost(const std::vector<ExampleLength>& lengths, const Batch& batch);
+
+// Fraction of padded positions over both sides of all batches: 1 - real / (sum of n * max src +
+// n * max tgt). 0 for no batches.
+double padding_fraction(const std::vector<ExampleLength>& lengths, const std::vector<Batch>& batches);
+
+}  // namespace nmt::data

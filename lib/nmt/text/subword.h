@@ -1,0 +1,86 @@
+#pragma once
+// Subword segmentation: a thin wrapper over a SentencePiece model with a fixed special-id layout.
+// SentencePiece headers stay in subword.cc so the rest of the project does not include them.
+//
+// Every model this project trains or loads has
+//   id 0 = "<pad>", id 1 = "<unk>", id 2 = "<s>" (BOS), id 3 = "</s>" (EOS),
+// so tensors can be padded with 0 without consulting the model. load() rejects models with any
+// other layout. Text is NFKC-normalised by the model (normalization "nmt_nfkc"), which also
+// trims and collapses whitespace: decode(encode(s)) == s holds for NFKC-normal text with single
+// spaces whose characters were seen in training.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace nmt::text {
+
+struct SubwordOptions {
+  std::string model_type = "unigram";  // "unigram" or "bpe"
+  int vocab_size = 8000;               // including the 4 special pieces
+  double character_coverage = 1.0;     // 1.0: every character of the training text gets a piece
+  std::string normalization = "nmt_nfkc";  // a SentencePiece rule name: nmt_nfkc, nfkc, identity...
+  // At most this many sentences are used (sampled by our own seeded shuffle, so the sample is the
+  // same on every machine); 0 = all.
+  size_t input_sentence_size = 1000000;
+  bool shuffle = true;  // sample randomly rather than take the first input_sentence_size sentences
+  uint64_t seed = 1;
+  // Threads for the trainer's E-step. The model is reproducible for a fixed value; different
+  // thread counts may round differently and give a slightly different model.
+  int num_threads = 1;
+  // false lets vocab_size be an upper bound (useful for tiny corpora that cannot fill it).
+  bool hard_vocab_limit = true;
+  // Add 256 byte pieces so unseen characters encode as bytes instead of <unk>.
+  bool byte_fallback = false;
+  bool verbose = false;  // let SentencePiece log its training progress to stderr
+};
+
+class SubwordModel {
+ public:
+  static constexpr int kPadId = 0;
+  static constexpr int kUnkId = 1;
+  static constexpr int kBosId = 2;
+  static constexpr int kEosId = 3;
+
+  // Trains a model on `sentences` (the caller chooses: joint source+target by default in this
+  // project) and writes it atomically to `model_path`. Deterministic for fixed sentences and
+  // options. Throws UsageError for invalid options, RuntimeError when SentencePiece fails (e.g.
+  // vocab_size too large for the text with hard_vocab_limit).
+  static void train(const std::vector<std::string>& sentences, const SubwordOptions& options,
+                    const std::string& model_path);
+  // Same, returning the serialized model instead of writing a file.
+  static std::string train_serialized(const std::vector<std::string>& sentences, const SubwordOptions& options);
+
+  // Missing, unreadable or corrupt file, or a model with a different special-id layout →
+  // RuntimeError naming the file.
+  static SubwordModel load(const std::string& path);
+  // `name` is used in error messages (e.g. the checkpoint the bytes came from).
+  static SubwordModel load_from_serialized(const std::string& bytes, const std::string& name = "serialized model");
+
+  SubwordModel();  // empty; every other method throws RuntimeError until a model is assigned
+  ~SubwordModel();
+  SubwordModel(const SubwordModel&);  // cheap: loaded models are immutable and shared
+  SubwordModel& operator=(const SubwordModel&);
+  SubwordModel(SubwordModel&&) noexcept;
+  SubwordModel& operator=(SubwordModel&&) noexcept;
+
+  bool loaded() const { return impl_ != nullptr; }
+
+  // Subword ids of `text`; no BOS/EOS are added.
+  std::vector<int> encode(const std::string& text) const;
+  // Detokenised text; pad, BOS and EOS ids are ignored. Out-of-range ids → RuntimeError.
+  std::string decode(const std::vector<int>& ids) const;
+  // The piece strings of `ids` (e.g. "▁a", "<s>"), for attention displays and debugging.
+  std::vector<std::string> pieces(const std::vector<int>& ids) const;
+  int piece_to_id(const std::string& piece) const;  // kUnkId when unknown
+  int vocab_size() const;
+  // The model proto bytes (what train_serialized returns and load_from_serialized accepts).
+  std::string serialized() const;
+
+ private:
+  struct Impl;
+  std::shared_ptr<const Impl> impl_;
+  const Impl& impl() const;
+};
+
+}  // namespace nmt::text
