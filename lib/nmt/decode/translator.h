@@ -1,0 +1,33 @@
+#pragma once
+// Text in, text out: subword encoding, batched decoding, detokenisation.
+#include <string>
+#include <vector>
+
+#include "nmt/decode/greedy.h"
+#include "nmt/models/model_io.h"
+
+namespace nmt::decode {
+
+struct TranslateStats {
+  size_t sentences = 0;
+  size_t truncated = 0;      // inputs longer than the model's limit, cut to fit
+  size_t target_tokens = 0;  // subwords produced (without EOS)
+};
+
+class Translator {
+ public:
+  explicit Translator(models::LoadedModel model) : model_(std::move(model)) {}
+
+  // One output line per input line; an empty (or all-space) line gives an empty line.
+  // `hypotheses`, when given, receives the decoder output (tokens, attention) per line.
+  std::vector<std::string> translate(const std::vector<std::string>& lines, DecodeOptions options,
+                                     TranslateStats* stats = nullptr, std::vector<Hypothesis>* hypotheses = nullptr);
+
+  models::LoadedModel& loaded() { return model_; }
+  const text::SubwordModel& subwords() const { return model_.subwords; }
+
+ private:
+  models::LoadedModel model_;
+};
+
+}  // namespace nmt::decode

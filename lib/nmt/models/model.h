@@ -1,0 +1,70 @@
+#pragma once
+// The one interface every model implements and every trainer/decoder uses, so neither
+// knows which architecture runs (the CTranslate2 split of layers / models / decoding).
+#include <memory>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "nmt/models/config.h"
+
+namespace nmt::models {
+
+// Special subword ids, fixed for every model (see nmt/text/subword.h).
+constexpr int64_t kPadId = 0;
+constexpr int64_t kUnkId = 1;
+constexpr int64_t kBosId = 2;
+constexpr int64_t kEosId = 3;
+
+// What incremental decoding carries from one step to the next. Every tensor has the batch
+// (sentence or beam) on dimension 0, so removing finished sentences or reordering beams is
+// one generic `select` whatever the model stores.
+struct DecoderCache {
+  std::vector<torch::Tensor> tensors;  // model-defined slots (keys/values, hidden states, ...)
+  int64_t position = 0;                // number of target tokens already fed
+
+  // Attention of the last step, [batch, src_len], filled only when record_attention is set.
+  bool record_attention = false;
+  int64_t attention_layer = -1;  // Transformer: -1 = last decoder layer
+  int64_t attention_head = -1;   // Transformer: -1 = average over heads
+  torch::Tensor attention;
+
+  // Keeps the rows `index` (int64 [n]) of every cached tensor, in that order.
+  void select(const torch::Tensor& index) {
+    for (auto& t : tensors)
+      if (t.defined()) t = t.index_select(0, index);
+  }
+};
+
+class Seq2SeqModelImpl : public torch::nn::Module {
+ public:
+  ~Seq2SeqModelImpl() override = default;
+
+  // Teacher-forced training pass. src: int64 [B,S]; src_mask: bool [B,S], true on real
+  // tokens; tgt_in: int64 [B,T] starting with BOS. Returns logits [B,T,V].
+  virtual torch::Tensor forward(const torch::Tensor& src, const torch::Tensor& src_mask,
+                                const torch::Tensor& tgt_in) = 0;
+
+  // Runs the encoder: memory [B,S,*] (the encoder states the decoder attends to).
+  virtual torch::Tensor encode(const torch::Tensor& src, const torch::Tensor& src_mask) = 0;
+
+  // Precomputes, once per sentence, everything the decoder needs from the memory
+  // (cross-attention keys/values, attention key projections) into a fresh cache.
+  virtual DecoderCache start(const torch::Tensor& memory, const torch::Tensor& src_mask) = 0;
+
+  // One decoding step for every row of the cache: prev_tokens int64 [B] (BOS at first).
+  // Returns logits [B,V] of the next token and advances the cache by one position.
+  virtual torch::Tensor step(const torch::Tensor& prev_tokens, DecoderCache& cache) = 0;
+
+  virtual const ModelConfig& config() const = 0;
+};
+
+using Seq2SeqModel = std::shared_ptr<Seq2SeqModelImpl>;
+
+// Builds the model described by `config` (type "transformer" or "gru").
+Seq2SeqModel make_model(const ModelConfig& config);
+
+// Number of trainable parameters (tied weights counted once).
+int64_t count_parameters(const Seq2SeqModelImpl& model);
+
+}  // namespace nmt::models

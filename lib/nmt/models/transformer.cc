@@ -1,0 +1,385 @@
+#include "nmt/models/transformer.h"
+
+#include <cmath>
+
+namespace nmt::models {
+namespace F = torch::nn::functional;
+
+namespace {
+constexpr double kMaskValue = -1e9;
+
+void init_linear(torch::nn::Linear& linear) {
+  torch::nn::init::xavier_uniform_(linear->weight);
+  if (linear->bias.defined()) torch::nn::init::zeros_(linear->bias);
+}
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+ScaledDotProductAttentionImpl::ScaledDotProductAttentionImpl(ScaledDotProductAttentionOptions options_)
+    : options(options_) {
+  dropout_ = register_module("dropout", torch::nn::Dropout(options.dropout()));
+}
+
+torch::Tensor ScaledDotProductAttentionImpl::forward(const torch::Tensor& q, const torch::Tensor& k,
+                                                     const torch::Tensor& v, const torch::Tensor& mask,
+                                                     torch::Tensor* weights) {
+  // Scaling q (T×dk values) is cheaper than scaling the scores (T×S values).
+  const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
+  torch::Tensor scores = torch::matmul(q * scale, k.transpose(-2, -1));
+  if (mask.defined()) scores = scores + mask;
+  torch::Tensor attn = torch::softmax(scores, -1);
+  if (weights) *weights = attn;
+  if (options.dropout() > 0 && is_training()) attn = dropout_(attn);
+  return torch::matmul(attn, v);
+}
+
+// ---------------------------------------------------------------------------------------
+MultiHeadAttentionImpl::MultiHeadAttentionImpl(MultiHeadAttentionOptions options_) : options(options_) {
+  const int64_t d = options.d_model();
+  TORCH_CHECK(d % options.heads() == 0, "d_model must be divisible by heads");
+  if (options.self_attention()) {
+    qkv_proj_ = register_module("qkv_proj", torch::nn::Linear(d, 3 * d));
+    init_linear(qkv_proj_);
+  } else {
+    q_proj_ = register_module("q_proj", torch::nn::Linear(d, d));
+    kv_proj_ = register_module("kv_proj", torch::nn::Linear(d, 2 * d));
+    init_linear(q_proj_);
+    init_linear(kv_proj_);
+  }
+  out_proj_ = register_module("out_proj", torch::nn::Linear(d, d));
+  init_linear(out_proj_);
+  attention_ = register_module("attention",
+                               ScaledDotProductAttention(ScaledDotProductAttentionOptions().dropout(options.dropout())));
+}
+
+torch::Tensor MultiHeadAttentionImpl::split_heads(const torch::Tensor& x) const {
+  const int64_t heads = options.heads();
+  return x.view({x.size(0), x.size(1), heads, x.size(2) / heads}).transpose(1, 2);
+}
+
+torch::Tensor MultiHeadAttentionImpl::merge_heads(const torch::Tensor& x) const {
+  return x.transpose(1, 2).reshape({x.size(0), x.size(2), options.d_model()});
+}
+
+torch::Tensor MultiHeadAttentionImpl::forward_self(const torch::Tensor& x, const torch::Tensor& mask,
+                                                   torch::Tensor* weights) {
+  const int64_t B = x.size(0), T = x.size(1), H = options.heads(), dk = options.d_model() / H;
+  // One [d, 3d] matmul, then heads folded next to the batch: [3, B, H, T, dk].
+  auto qkv = qkv_proj_(x).view({B, T, 3, H, dk}).permute({2, 0, 3, 1, 4});
+  auto out = attention_->forward(qkv[0], qkv[1], qkv[2], mask, weights);
+  return out_proj_(merge_heads(out));
+}
+
+torch::Tensor MultiHeadAttentionImpl::forward_self_incremental(const torch::Tensor& x, torch::Tensor* k_cache,
+                                                               torch::Tensor* v_cache, torch::Tensor* weights) {
+  const int64_t B = x.size(0), T = x.size(1), H = options.heads(), dk = options.d_model() / H;
+  auto qkv = qkv_proj_(x).view({B, T, 3, H, dk}).permute({2, 0, 3, 1, 4});
+  torch::Tensor k = qkv[1], v = qkv[2];
+  if (k_cache->defined()) {
+    k = torch::cat({*k_cache, k}, 2);
+    v = torch::cat({*v_cache, v}, 2);
+  } else {
+    k = k.contiguous();
+    v = v.contiguous();
+  }
+  *k_cache = k;
+  *v_cache = v;
+  // The new position may attend to every cached one: no mask needed.
+  auto out = attention_->forward(qkv[0], k, v, torch::Tensor(), weights);
+  return out_proj_(merge_heads(out));
+}
+
+std::pair<torch::Tensor, torch::Tensor> MultiHeadAttentionImpl::project_memory(const torch::Tensor& memory) {
+  const int64_t B = memory.size(0), S = memory.size(1), H = options.heads(), dk = options.d_model() / H;
+  auto kv = kv_proj_(memory).view({B, S, 2, H, dk}).permute({2, 0, 3, 1, 4});
+  return {kv[0], kv[1]};
+}
+
+torch::Tensor MultiHeadAttentionImpl::forward_cross(const torch::Tensor& x, const torch::Tensor& k,
+                                                    const torch::Tensor& v, const torch::Tensor& mask,
+                                                    torch::Tensor* weights) {
+  auto q = split_heads(q_proj_(x));
+  auto out = attention_->forward(q, k, v, mask, weights);
+  return out_proj_(merge_heads(out));
+}
+
+// ---------------------------------------------------------------------------------------
+FeedForwardImpl::FeedForwardImpl(FeedForwardOptions options_) : options(options_) {
+  fc1_ = register_module("fc1", torch::nn::Linear(options.d_model(), options.hidden()));
+  fc2_ = register_module("fc2", torch::nn::Linear(options.hidden(), options.d_model()));
+  dropout_ = register_module("dropout", torch::nn::Dropout(options.dropout()));
+  init_linear(fc1_);
+  init_linear(fc2_);
+}
+
+torch::Tensor FeedForwardImpl::forward(const torch::Tensor& x) {
+  auto h = torch::relu(fc1_(x));
+  if (options.dropout() > 0 && is_training()) h = dropout_(h);
+  return fc2_(h);
+}
+
+// ---------------------------------------------------------------------------------------
+PositionalEncodingImpl::PositionalEncodingImpl(PositionalEncodingOptions options_) : options(options_) {
+  const int64_t d = options.d_model(), n = options.max_len();
+  auto position = torch::arange(n, torch::kFloat).unsqueeze(1);
+  auto div = torch::exp(torch::arange(0, d, 2, torch::kFloat) * (-std::log(10000.0) / static_cast<double>(d)));
+  table_ = torch::zeros({n, d});
+  table_.index_put_({torch::indexing::Slice(), torch::indexing::Slice(0, torch::indexing::None, 2)},
+                    torch::sin(position * div));
+  table_.index_put_({torch::indexing::Slice(), torch::indexing::Slice(1, torch::indexing::None, 2)},
+                    torch::cos(position * div).narrow(1, 0, d / 2));
+  // Not a registered buffer: it is a pure function of (max_len, d) and would only bloat
+  // every checkpoint; it follows the module's device lazily in forward.
+}
+
+torch::Tensor PositionalEncodingImpl::forward(int64_t length, int64_t offset) {
+  TORCH_CHECK(offset + length <= options.max_len(), "sequence longer than max_positions (", options.max_len(), ")");
+  return table_.narrow(0, offset, length);
+}
+
+// ---------------------------------------------------------------------------------------
+EncoderLayerImpl::EncoderLayerImpl(TransformerLayerOptions options_) : options(options_) {
+  self_attn_ = register_module(
+      "self_attn", MultiHeadAttention(MultiHeadAttentionOptions(options.d_model(), options.heads())
+                                          .dropout(options.attention_dropout())));
+  ffn_ = register_module("ffn", FeedForward(FeedForwardOptions(options.d_model(), options.ffn())
+                                                .dropout(options.activation_dropout())));
+  norm1_ = register_module("norm1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({options.d_model()})));
+  norm2_ = register_module("norm2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({options.d_model()})));
+  dropout_ = register_module("dropout", torch::nn::Dropout(options.dropout()));
+}
+
+torch::Tensor EncoderLayerImpl::forward(const torch::Tensor& x_in, const torch::Tensor& src_mask) {
+  torch::Tensor x = x_in;
+  if (options.pre_norm()) {
+    x = x + dropout_(self_attn_->forward_self(norm1_(x), src_mask));
+    x = x + dropout_(ffn_(norm2_(x)));
+  } else {
+    x = norm1_(x + dropout_(self_attn_->forward_self(x, src_mask)));
+    x = norm2_(x + dropout_(ffn_(x)));
+  }
+  return x;
+}
+
+// ---------------------------------------------------------------------------------------
+DecoderLayerImpl::DecoderLayerImpl(TransformerLayerOptions options_) : options(options_) {
+  auto mha = MultiHeadAttentionOptions(options.d_model(), options.heads()).dropout(options.attention_dropout());
+  self_attn_ = register_module("self_attn", MultiHeadAttention(mha));
+  cross_attn_ = register_module("cross_attn", MultiHeadAttention(mha.self_attention(false)));
+  ffn_ = register_module("ffn", FeedForward(FeedForwardOptions(options.d_model(), options.ffn())
+                                                .dropout(options.activation_dropout())));
+  norm1_ = register_module("norm1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({options.d_model()})));
+  norm2_ = register_module("norm2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({options.d_model()})));
+  norm3_ = register_module("norm3", torch::nn::LayerNorm(torch::nn::LayerNormOptions({options.d_model()})));
+  dropout_ = register_module("dropout", torch::nn::Dropout(options.dropout()));
+}
+
+template <typename SelfAttention, typename CrossAttention>
+torch::Tensor DecoderLayerImpl::block(const torch::Tensor& x_in, SelfAttention&& self_attention,
+                                      CrossAttention&& cross_attention) {
+  torch::Tensor x = x_in;
+  if (options.pre_norm()) {
+    x = x + dropout_(self_attention(norm1_(x)));
+    x = x + dropout_(cross_attention(norm2_(x)));
+    x = x + dropout_(ffn_(norm3_(x)));
+  } else {
+    x = norm1_(x + dropout_(self_attention(x)));
+    x = norm2_(x + dropout_(cross_attention(x)));
+    x = norm3_(x + dropout_(ffn_(x)));
+  }
+  return x;
+}
+
+torch::Tensor DecoderLayerImpl::forward(const torch::Tensor& x, const torch::Tensor& memory,
+                                        const torch::Tensor& causal_mask, const torch::Tensor& src_mask,
+                                        torch::Tensor* cross_weights) {
+  auto [k, v] = cross_attn_->project_memory(memory);
+  return block(
+      x, [&](const torch::Tensor& h) { return self_attn_->forward_self(h, causal_mask); },
+      [&](const torch::Tensor& h) { return cross_attn_->forward_cross(h, k, v, src_mask, cross_weights); });
+}
+
+torch::Tensor DecoderLayerImpl::step(const torch::Tensor& x, DecoderLayerState& state, const torch::Tensor& src_mask,
+                                     torch::Tensor* cross_weights) {
+  return block(
+      x, [&](const torch::Tensor& h) { return self_attn_->forward_self_incremental(h, &state.self_k, &state.self_v); },
+      [&](const torch::Tensor& h) {
+        return cross_attn_->forward_cross(h, state.cross_k, state.cross_v, src_mask, cross_weights);
+      });
+}
+
+// ---------------------------------------------------------------------------------------
+EmbeddingsImpl::EmbeddingsImpl(torch::nn::Embedding table_, PositionalEncoding positions, double dropout)
+    : table(table_), positions_(positions) {
+  // The table is registered by the owning model, not here: with tied vocabularies it is
+  // shared, and LibTorch's parameters() does not deduplicate, so registering it twice would
+  // make the optimizer step the same weight twice.
+  register_module("positions", positions_);
+  dropout_ = register_module("dropout", torch::nn::Dropout(dropout));
+  scale_ = std::sqrt(static_cast<double>(table->options.embedding_dim()));
+}
+
+torch::Tensor EmbeddingsImpl::forward(const torch::Tensor& tokens, int64_t offset) {
+  auto pe = positions_(tokens.size(1), offset);
+  if (pe.device() != tokens.device()) pe = pe.to(tokens.device());
+  return dropout_(table(tokens) * scale_ + pe);
+}
+
+// ---------------------------------------------------------------------------------------
+namespace {
+TransformerLayerOptions layer_options(const ModelConfig& c) {
+  return TransformerLayerOptions(c.d_model, c.heads, c.ffn)
+      .dropout(c.dropout)
+      .attention_dropout(c.attention_dropout)
+      .activation_dropout(c.activation_dropout)
+      .pre_norm(c.pre_norm);
+}
+}  // namespace
+
+EncoderImpl::EncoderImpl(const ModelConfig& config, Embeddings embeddings) : embeddings_(embeddings) {
+  register_module("embeddings", embeddings_);
+  layers_ = register_module("layers", torch::nn::ModuleList());
+  for (int64_t i = 0; i < config.encoder_layers; ++i) layers_->push_back(EncoderLayer(layer_options(config)));
+  if (config.pre_norm)
+    final_norm_ = register_module("final_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({config.d_model})));
+}
+
+torch::Tensor EncoderImpl::forward(const torch::Tensor& src, const torch::Tensor& src_mask) {
+  auto x = embeddings_(src);
+  for (const auto& layer : *layers_) x = layer->as<EncoderLayer>()->forward(x, src_mask);
+  if (!final_norm_.is_empty()) x = final_norm_(x);
+  return x;
+}
+
+DecoderImpl::DecoderImpl(const ModelConfig& config, Embeddings embeddings) : embeddings_(embeddings) {
+  register_module("embeddings", embeddings_);
+  layers_ = register_module("layers", torch::nn::ModuleList());
+  for (int64_t i = 0; i < config.decoder_layers; ++i) layers_->push_back(DecoderLayer(layer_options(config)));
+  if (config.pre_norm)
+    final_norm_ = register_module("final_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({config.d_model})));
+}
+
+torch::Tensor DecoderImpl::causal_mask(int64_t length) {
+  // Built once and sliced: position i may see positions <= i.
+  if (!causal_table_.defined() || causal_table_.size(0) < length) {
+    const int64_t n = std::max<int64_t>(length, 256);
+    causal_table_ = torch::full({n, n}, kMaskValue).triu(1);
+  }
+  return causal_table_.narrow(0, 0, length).narrow(1, 0, length);
+}
+
+torch::Tensor DecoderImpl::forward(const torch::Tensor& tgt_in, const torch::Tensor& memory,
+                                   const torch::Tensor& src_mask) {
+  auto x = embeddings_(tgt_in);
+  auto mask = causal_mask(tgt_in.size(1));
+  if (mask.device() != x.device()) {
+    causal_table_ = causal_table_.to(x.device());
+    mask = causal_mask(tgt_in.size(1));
+  }
+  for (const auto& layer : *layers_) x = layer->as<DecoderLayer>()->forward(x, memory, mask, src_mask);
+  if (!final_norm_.is_empty()) x = final_norm_(x);
+  return x;
+}
+
+std::vector<DecoderLayerState> DecoderImpl::start(const torch::Tensor& memory) {
+  std::vector<DecoderLayerState> states(layers_->size());
+  for (size_t i = 0; i < layers_->size(); ++i) {
+    auto [k, v] = layers_->ptr<DecoderLayerImpl>(i)->project_memory(memory);
+    states[i].cross_k = k.contiguous();
+    states[i].cross_v = v.contiguous();
+  }
+  return states;
+}
+
+torch::Tensor DecoderImpl::step(const torch::Tensor& tokens, int64_t position, std::vector<DecoderLayerState>& states,
+                                const torch::Tensor& src_mask, DecoderCache* attention_sink) {
+  auto x = embeddings_(tokens.unsqueeze(1), position);
+  const int64_t n = num_layers();
+  int64_t record = -1;
+  if (attention_sink && attention_sink->record_attention)
+    record = attention_sink->attention_layer < 0 ? n - 1 : std::min(attention_sink->attention_layer, n - 1);
+  for (int64_t i = 0; i < n; ++i) {
+    torch::Tensor weights;
+    x = layers_->ptr<DecoderLayerImpl>(i)->step(x, states[i], src_mask, i == record ? &weights : nullptr);
+    if (i == record) {
+      weights = weights.squeeze(2);  // [B,H,S]
+      const int64_t head = attention_sink->attention_head;
+      attention_sink->attention =
+          head < 0 ? weights.mean(1) : weights.select(1, std::min(head, weights.size(1) - 1));
+    }
+  }
+  if (!final_norm_.is_empty()) x = final_norm_(x);
+  return x.squeeze(1);
+}
+
+// ---------------------------------------------------------------------------------------
+TransformerImpl::TransformerImpl(const ModelConfig& config) : config_(config) {
+  auto make_table = [&](int64_t vocab) {
+    auto table = torch::nn::Embedding(torch::nn::EmbeddingOptions(vocab, config.d_model).padding_idx(kPadId));
+    torch::nn::init::normal_(table->weight, 0.0, std::pow(static_cast<double>(config.d_model), -0.5));
+    torch::NoGradGuard no_grad;
+    table->weight[kPadId].zero_();
+    return table;
+  };
+  const bool shared = config.shared_vocab && config.src_vocab == config.tgt_vocab;
+  src_table_ = register_module("src_embedding", make_table(config.src_vocab));
+  tgt_table_ = shared ? src_table_ : register_module("tgt_embedding", make_table(config.tgt_vocab));
+  auto positions = PositionalEncoding(PositionalEncodingOptions(config.d_model, config.max_positions));
+  encoder_ = register_module("encoder", Encoder(config, Embeddings(src_table_, positions, config.dropout)));
+  decoder_ = register_module("decoder", Decoder(config, Embeddings(tgt_table_, positions, config.dropout)));
+  if (!config.tie_output) {
+    output_ = register_module("output", torch::nn::Linear(torch::nn::LinearOptions(config.d_model, config.tgt_vocab).bias(false)));
+    torch::nn::init::xavier_uniform_(output_->weight);
+  }
+}
+
+torch::Tensor TransformerImpl::additive_mask(const torch::Tensor& src_mask) {
+  auto keep = src_mask.view({src_mask.size(0), 1, 1, src_mask.size(1)});
+  return torch::zeros(keep.sizes(), torch::TensorOptions().device(src_mask.device())).masked_fill_(keep.logical_not(), kMaskValue);
+}
+
+torch::Tensor TransformerImpl::project(const torch::Tensor& hidden) {
+  return config_.tie_output ? F::linear(hidden, tgt_table_->weight) : output_(hidden);
+}
+
+torch::Tensor TransformerImpl::forward(const torch::Tensor& src, const torch::Tensor& src_mask,
+                                       const torch::Tensor& tgt_in) {
+  auto mask = additive_mask(src_mask);
+  auto memory = encoder_(src, mask);
+  return project(decoder_(tgt_in, memory, mask));
+}
+
+torch::Tensor TransformerImpl::encode(const torch::Tensor& src, const torch::Tensor& src_mask) {
+  return encoder_(src, additive_mask(src_mask));
+}
+
+// Cache slots: [0] additive source mask, then per layer: self_k, self_v, cross_k, cross_v.
+DecoderCache TransformerImpl::start(const torch::Tensor& memory, const torch::Tensor& src_mask) {
+  DecoderCache cache;
+  cache.tensors.push_back(additive_mask(src_mask));
+  for (auto& s : decoder_->start(memory)) {
+    cache.tensors.push_back(s.self_k);
+    cache.tensors.push_back(s.self_v);
+    cache.tensors.push_back(s.cross_k);
+    cache.tensors.push_back(s.cross_v);
+  }
+  return cache;
+}
+
+torch::Tensor TransformerImpl::step(const torch::Tensor& prev_tokens, DecoderCache& cache) {
+  const int64_t n = decoder_->num_layers();
+  std::vector<DecoderLayerState> states(n);
+  for (int64_t i = 0; i < n; ++i) {
+    auto* slot = &cache.tensors[1 + 4 * i];
+    states[i] = {slot[0], slot[1], slot[2], slot[3]};
+  }
+  auto hidden = decoder_->step(prev_tokens, cache.position, states, cache.tensors[0], &cache);
+  for (int64_t i = 0; i < n; ++i) {
+    cache.tensors[1 + 4 * i] = states[i].self_k;
+    cache.tensors[2 + 4 * i] = states[i].self_v;
+  }
+  cache.position += 1;
+  return project(hidden);
+}
+
+}  // namespace nmt::models

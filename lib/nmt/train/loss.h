@@ -1,0 +1,16 @@
+#pragma once
+#include <torch/torch.h>
+
+namespace nmt::train {
+
+struct LossSums {
+  torch::Tensor loss;  // label-smoothed loss summed over non-pad positions (0-dim)
+  torch::Tensor nll;   // plain negative log-likelihood summed over non-pad positions (0-dim)
+};
+
+// Label-smoothed cross-entropy as in fairseq: (1-ε-ε/(V-1))·nll + ε/(V-1)·Σ_v -log p_v,
+// ignoring positions whose target is padding. logits [B,T,V], target [B,T].
+LossSums label_smoothed_loss(const torch::Tensor& logits, const torch::Tensor& target, double epsilon,
+                             int64_t pad_id = 0);
+
+}  // namespace nmt::train

@@ -1,0 +1,528 @@
+#include "nmt/train/trainer.h"
+
+#include <dlfcn.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <fmt/format.h>
+#include <torch/torch.h>
+
+#include "nmt/data/batching.h"
+#include "nmt/data/corpus.h"
+#include "nmt/decode/greedy.h"
+#include "nmt/metrics/bleu.h"
+#include "nmt/models/model_io.h"
+#include "nmt/tensor/batch.h"
+#include "nmt/text/subword.h"
+#include "nmt/train/loss.h"
+#include "nmt/util/error.h"
+#include "nmt/util/io.h"
+
+namespace nmt::train {
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// ------------------------------------------------------------------------------ options
+nlohmann::json TrainOptions::to_json() const {
+  return {{"train_prefix", train_prefix}, {"valid_prefix", valid_prefix}, {"train_tsv", train_tsv},
+          {"valid_tsv", valid_tsv}, {"src_lang", src_lang}, {"tgt_lang", tgt_lang},
+          {"valid_size", valid_size}, {"strict", strict}, {"max_chars", max_chars},
+          {"vocab_size", vocab_size}, {"subword_type", subword_type}, {"lr", lr}, {"warmup", warmup},
+          {"adam_beta1", adam_beta1}, {"adam_beta2", adam_beta2}, {"adam_eps", adam_eps},
+          {"weight_decay", weight_decay}, {"label_smoothing", label_smoothing}, {"clip_norm", clip_norm},
+          {"max_tokens", max_tokens}, {"lr_schedule", lr_schedule}, {"max_epochs", max_epochs},
+          {"max_steps", max_steps}, {"max_time_s", max_time_s}, {"patience", patience},
+          {"valid_every", valid_every}, {"log_every", log_every}, {"valid_bleu", valid_bleu},
+          {"best_metric", best_metric}, {"valid_max_len_b", valid_max_len_b}, {"seed", seed},
+          {"threads", threads}};
+}
+
+TrainOptions TrainOptions::from_json(const nlohmann::json& j) {
+  TrainOptions o;
+  auto get = [&](const char* key, auto& field) {
+    if (j.contains(key)) j.at(key).get_to(field);
+  };
+  get("train_prefix", o.train_prefix); get("valid_prefix", o.valid_prefix); get("train_tsv", o.train_tsv);
+  get("valid_tsv", o.valid_tsv); get("src_lang", o.src_lang); get("tgt_lang", o.tgt_lang);
+  get("valid_size", o.valid_size); get("strict", o.strict); get("max_chars", o.max_chars);
+  get("vocab_size", o.vocab_size); get("subword_type", o.subword_type); get("lr", o.lr); get("warmup", o.warmup);
+  get("adam_beta1", o.adam_beta1); get("adam_beta2", o.adam_beta2); get("adam_eps", o.adam_eps);
+  get("weight_decay", o.weight_decay); get("label_smoothing", o.label_smoothing); get("clip_norm", o.clip_norm);
+  get("max_tokens", o.max_tokens); get("lr_schedule", o.lr_schedule); get("max_epochs", o.max_epochs);
+  get("max_steps", o.max_steps); get("max_time_s", o.max_time_s); get("patience", o.patience);
+  get("valid_every", o.valid_every); get("log_every", o.log_every); get("valid_bleu", o.valid_bleu);
+  get("best_metric", o.best_metric); get("valid_max_len_b", o.valid_max_len_b); get("seed", o.seed);
+  get("threads", o.threads);
+  return o;
+}
+
+void set_threads(int threads) {
+  if (threads <= 0) return;
+  torch::set_num_threads(threads);
+  // OpenBLAS keeps its own pool; LibTorch calls sgemm from its own threads, so a second
+  // pool on top oversubscribes the cores. Found at run time: the BLAS may not be OpenBLAS.
+  using SetThreads = void (*)(int);
+  if (auto fn = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) {
+    const char* env = std::getenv("NMT_BLAS_THREADS");
+    fn(env ? std::max(1, std::atoi(env)) : 1);
+  }
+}
+
+namespace {
+
+std::string format_duration(double seconds) {
+  const auto s = static_cast<int64_t>(seconds);
+  if (s >= 3600) return fmt::format("{}h{:02}m{:02}s", s / 3600, (s / 60) % 60, s % 60);
+  if (s >= 60) return fmt::format("{}m{:02}s", s / 60, s % 60);
+  return fmt::format("{:.1f}s", seconds);
+}
+
+std::string timestamp() {
+  std::time_t now = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", std::localtime(&now));
+  return buf;
+}
+
+struct EncodedSet {
+  std::vector<Ids> src, tgt;
+  std::vector<std::string> src_text, tgt_text;  // raw sentences (validation references)
+  std::vector<data::ExampleLength> lengths;     // with EOS / BOS added
+};
+
+EncodedSet encode_set(const data::ParallelCorpus& corpus, const text::SubwordModel& sp, int64_t max_len,
+                      bool drop_long, size_t* dropped) {
+  EncodedSet set;
+  for (size_t i = 0; i < corpus.size(); ++i) {
+    Ids s = sp.encode(corpus.source[i]);
+    Ids t = sp.encode(corpus.target[i]);
+    if (drop_long && (static_cast<int64_t>(s.size()) + 1 > max_len || static_cast<int64_t>(t.size()) + 1 > max_len)) {
+      ++*dropped;
+      continue;
+    }
+    set.lengths.push_back({s.size() + 1, t.size() + 1});
+    set.src.push_back(std::move(s));
+    set.tgt.push_back(std::move(t));
+    set.src_text.push_back(corpus.source[i]);
+    set.tgt_text.push_back(corpus.target[i]);
+  }
+  return set;
+}
+
+void print_warnings(const data::ReadReport& report) {
+  for (const auto& w : report.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+}
+
+struct Corpora {
+  data::ParallelCorpus train, valid;
+};
+
+Corpora read_corpora(const TrainOptions& o) {
+  data::ReadOptions ro;
+  ro.strict = o.strict;
+  ro.max_chars = o.max_chars;
+  Corpora c;
+  if (!o.train_prefix.empty() == !o.train_tsv.empty())
+    throw UsageError("give exactly one of --train PREFIX or --train-tsv FILE");
+  if (!o.train_prefix.empty()) {
+    auto r = data::read_parallel(o.train_prefix, o.src_lang, o.tgt_lang, ro);
+    print_warnings(r.report);
+    c.train = std::move(r.corpus);
+  } else {
+    auto r = data::read_tsv(o.train_tsv, ro);
+    print_warnings(r.report);
+    c.train = std::move(r.corpus);
+  }
+  if (!o.valid_prefix.empty()) {
+    auto r = data::read_parallel(o.valid_prefix, o.src_lang, o.tgt_lang, ro);
+    print_warnings(r.report);
+    c.valid = std::move(r.corpus);
+  } else if (!o.valid_tsv.empty()) {
+    auto r = data::read_tsv(o.valid_tsv, ro);
+    print_warnings(r.report);
+    c.valid = std::move(r.corpus);
+  } else {
+    // A single file: hold out a seeded validation split (the test split stays empty).
+    const size_t n_valid = std::min(o.valid_size, c.train.size() / 10);
+    auto split = data::split_corpus(c.train, n_valid, 0, o.seed);
+    c.train = std::move(split.train);
+    c.valid = std::move(split.valid);
+  }
+  if (c.train.empty()) throw RuntimeError("the training corpus is empty (after skipping bad lines)");
+  if (c.valid.empty()) throw RuntimeError("the validation corpus is empty");
+  return c;
+}
+
+double learning_rate(const TrainOptions& o, int64_t step) {
+  const double s = static_cast<double>(std::max<int64_t>(step, 1));
+  const double w = static_cast<double>(std::max<int64_t>(o.warmup, 1));
+  if (s < w) return o.lr * s / w;
+  if (o.lr_schedule == "constant") return o.lr;
+  return o.lr * std::sqrt(w / s);
+}
+
+void set_lr(torch::optim::Adam& optimizer, double lr) {
+  for (auto& group : optimizer.param_groups()) static_cast<torch::optim::AdamOptions&>(group.options()).lr(lr);
+}
+
+// Clips the global gradient norm without reading it back to the host (no sync per step).
+void clip_gradients(const std::vector<torch::Tensor>& params, double max_norm) {
+  std::vector<torch::Tensor> norms;
+  for (const auto& p : params)
+    if (p.grad().defined()) norms.push_back(p.grad().norm());
+  if (norms.empty()) return;
+  auto total = torch::stack(norms).norm();
+  auto coef = (max_norm / (total + 1e-6)).clamp_max(1.0);
+  for (const auto& p : params)
+    if (p.grad().defined()) p.grad().mul_(coef);
+}
+
+struct TrainState {
+  int64_t step = 0;
+  int64_t epoch = 1;           // 1-based
+  int64_t batch_in_epoch = 0;  // batches of the current epoch already done
+  double best = 0;
+  bool has_best = false;
+  int64_t bad_validations = 0;
+  double elapsed = 0;  // training seconds before this process
+  nlohmann::json history = nlohmann::json::array();
+
+  nlohmann::json to_json() const {
+    return {{"step", step}, {"epoch", epoch}, {"batch_in_epoch", batch_in_epoch}, {"best", best},
+            {"has_best", has_best}, {"bad_validations", bad_validations}, {"elapsed", elapsed},
+            {"history", history}};
+  }
+  static TrainState from_json(const nlohmann::json& j) {
+    TrainState s;
+    s.step = j.at("step");
+    s.epoch = j.at("epoch");
+    s.batch_in_epoch = j.at("batch_in_epoch");
+    s.best = j.at("best");
+    s.has_best = j.at("has_best");
+    s.bad_validations = j.at("bad_validations");
+    s.elapsed = j.at("elapsed");
+    s.history = j.at("history");
+    return s;
+  }
+};
+
+struct ValidResult {
+  double loss = 0;  // nll per target token
+  double ppl = 0;
+  double bleu = 0;
+};
+
+ValidResult validate(models::Seq2SeqModelImpl& model, const text::SubwordModel& sp, const EncodedSet& valid,
+                     const TrainOptions& o) {
+  ValidResult r;
+  const bool was_training = model.is_training();
+  model.eval();
+  {
+    torch::InferenceMode guard;
+    data::BatchOptions bo;
+    bo.max_tokens = static_cast<size_t>(o.max_tokens);
+    bo.shuffle = false;
+    torch::Tensor nll = torch::zeros({}, torch::kDouble);
+    int64_t tokens = 0;
+    for (const auto& idx : data::plan_batches(valid.lengths, bo, 0)) {
+      std::vector<const Ids*> s, t;
+      for (size_t i : idx) {
+        s.push_back(&valid.src[i]);
+        t.push_back(&valid.tgt[i]);
+      }
+      Batch b = make_batch(s, t);
+      auto logits = model.forward(b.src, b.src_mask, b.tgt_in);
+      nll += label_smoothed_loss(logits, b.tgt_out, 0.0).nll.to(torch::kDouble);
+      tokens += b.tgt_tokens;
+    }
+    r.loss = nll.item<double>() / static_cast<double>(std::max<int64_t>(tokens, 1));
+    r.ppl = std::exp(std::min(r.loss, 50.0));
+  }
+  if (o.valid_bleu) {
+    decode::DecodeOptions d;
+    d.max_len_b = o.valid_max_len_b;
+    auto hyps = decode::greedy_decode(model, valid.src, d);
+    std::vector<std::string> out;
+    out.reserve(hyps.size());
+    for (const auto& h : hyps) out.push_back(sp.decode(h.tokens));
+    r.bleu = metrics::BleuScorer().corpus_score(out, {valid.tgt_text}).score;
+  }
+  if (was_training) model.train();
+  return r;
+}
+
+// The latest training state lives in OUT/checkpoint: written to OUT/checkpoint.tmp first,
+// then swapped in with renames, so a kill leaves either the old or the new one whole.
+const char* kCheckpointDir = "checkpoint";
+const char* kStateFile = "state.json";
+const char* kOptimizerFile = "optimizer.pt";
+const char* kRngFile = "rng.pt";
+
+void save_checkpoint(const fs::path& out, models::Seq2SeqModelImpl& model, torch::optim::Adam& optimizer,
+                     const TrainState& state) {
+  const fs::path dir = out / kCheckpointDir, tmp = out / "checkpoint.tmp", old = out / "checkpoint.old";
+  std::error_code ec;
+  fs::remove_all(tmp, ec);
+  fs::create_directories(tmp, ec);
+  if (ec) throw RuntimeError(fmt::format("{}: cannot create: {}", tmp.string(), ec.message()));
+  models::save_weights(model, (tmp / models::kWeightsFile).string());
+  try {
+    torch::serialize::OutputArchive opt;
+    optimizer.save(opt);
+    opt.save_to((tmp / kOptimizerFile).string());
+    torch::serialize::OutputArchive rng;
+    rng.write("cpu_generator", at::detail::getDefaultCPUGenerator().get_state());
+    rng.save_to((tmp / kRngFile).string());
+  } catch (const c10::Error&) {
+    fs::remove_all(tmp, ec);
+    throw RuntimeError(fmt::format("{}: cannot write the checkpoint (disk full or unwritable?)", tmp.string()));
+  }
+  write_file_atomic((tmp / kStateFile).string(), state.to_json().dump(1));
+  fs::remove_all(old, ec);
+  if (fs::exists(dir)) fs::rename(dir, old, ec);
+  fs::rename(tmp, dir, ec);
+  if (ec) throw RuntimeError(fmt::format("{}: cannot move the checkpoint into place: {}", dir.string(), ec.message()));
+  fs::remove_all(old, ec);
+}
+
+TrainState load_checkpoint(const fs::path& out, models::Seq2SeqModelImpl& model, torch::optim::Adam& optimizer) {
+  fs::path dir = out / kCheckpointDir;
+  // A kill between the two renames of save_checkpoint leaves only checkpoint.old.
+  if (!fs::exists(dir) && fs::exists(out / "checkpoint.old")) dir = out / "checkpoint.old";
+  models::load_weights(model, (dir / models::kWeightsFile).string());
+  const std::string state_path = (dir / kStateFile).string();
+  TrainState state;
+  try {
+    state = TrainState::from_json(nlohmann::json::parse(read_file(state_path)));
+  } catch (const nlohmann::json::exception& e) {
+    throw RuntimeError(fmt::format("{}: corrupt training state: {}", state_path, e.what()));
+  }
+  try {
+    torch::serialize::InputArchive opt;
+    opt.load_from((dir / kOptimizerFile).string());
+    optimizer.load(opt);
+    torch::serialize::InputArchive rng;
+    rng.load_from((dir / kRngFile).string());
+    torch::Tensor gen_state;
+    rng.read("cpu_generator", gen_state);
+    at::Generator generator = at::detail::getDefaultCPUGenerator();
+    generator.set_state(gen_state);
+  } catch (const c10::Error&) {
+    throw RuntimeError(fmt::format("{}: corrupt optimizer or RNG state", dir.string()));
+  }
+  return state;
+}
+
+class MetricsLog {
+ public:
+  explicit MetricsLog(const fs::path& path) : out_(path, std::ios::app) {}
+  void write(const nlohmann::json& j) {
+    out_ << j.dump() << '\n';
+    out_.flush();
+  }
+
+ private:
+  std::ofstream out_;
+};
+
+}  // namespace
+
+TrainSummary run_training(const TrainOptions& o_in) {
+  TrainOptions o = o_in;
+  if (o.out_dir.empty()) throw UsageError("--out DIR is required");
+  if (o.max_tokens <= 0) throw UsageError("--max-tokens must be positive");
+  if (o.best_metric != "bleu" && o.best_metric != "loss") throw UsageError("--best-metric must be bleu or loss");
+  if (o.best_metric == "bleu" && !o.valid_bleu) o.best_metric = "loss";
+  const fs::path out(o.out_dir);
+  const bool has_checkpoint = fs::exists(out / kCheckpointDir) || fs::exists(out / "checkpoint.old");
+  const bool resuming = o.resume && has_checkpoint;
+  if (!resuming && fs::exists(out) && !fs::is_empty(out))
+    throw UsageError(fmt::format("{}: output directory is not empty (another run?); use --resume to continue it "
+                                 "or choose a new --out",
+                                 o.out_dir));
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  if (ec) throw RuntimeError(fmt::format("{}: cannot create: {}", o.out_dir, ec.message()));
+  set_threads(o.threads);
+  torch::manual_seed(o.seed);
+
+  auto log = [&](const std::string& line) {
+    if (!o.quiet) std::fprintf(stderr, "[%s] %s\n", timestamp().c_str(), line.c_str());
+  };
+
+  // ---- data and subwords
+  Corpora corpora = read_corpora(o);
+  const fs::path sp_path = out / models::kSubwordFile;
+  if (!resuming) {
+    std::vector<std::string> joint;
+    joint.reserve(corpora.train.size() * 2);
+    joint.insert(joint.end(), corpora.train.source.begin(), corpora.train.source.end());
+    joint.insert(joint.end(), corpora.train.target.begin(), corpora.train.target.end());
+    text::SubwordOptions so;
+    so.vocab_size = o.vocab_size;
+    so.model_type = o.subword_type;
+    so.seed = o.seed;
+    so.hard_vocab_limit = false;
+    log(fmt::format("training a {} SentencePiece model (vocab {}) on {} sentences", o.subword_type, o.vocab_size,
+                    joint.size()));
+    text::SubwordModel::train(joint, so, sp_path.string());
+  }
+  text::SubwordModel sp = text::SubwordModel::load(sp_path.string());
+  o.model.src_vocab = o.model.tgt_vocab = sp.vocab_size();
+  o.model.shared_vocab = true;
+
+  size_t dropped = 0;
+  EncodedSet train = encode_set(corpora.train, sp, o.model.max_positions - 1, true, &dropped);
+  if (dropped) log(fmt::format("warning: {} training pairs longer than {} subwords were left out", dropped, o.model.max_positions - 1));
+  size_t unused = 0;
+  EncodedSet valid = encode_set(corpora.valid, sp, 0, false, &unused);
+  log(fmt::format("data: {} training pairs, {} validation pairs, vocabulary {}", train.src.size(), valid.src.size(),
+                  sp.vocab_size()));
+
+  const nlohmann::json config = {{"format", 1}, {"nmt_version", "0.1.0"}, {"model", o.model.to_json()}, {"train", o.to_json()}};
+  if (!resuming) write_file_atomic((out / models::kConfigFile).string(), config.dump(2) + "\n");
+
+  // ---- model and optimizer
+  models::Seq2SeqModel model = models::make_model(o.model);
+  auto params = model->parameters();
+  torch::optim::Adam optimizer(params, torch::optim::AdamOptions(o.lr)
+                                           .betas({o.adam_beta1, o.adam_beta2})
+                                           .eps(o.adam_eps)
+                                           .weight_decay(o.weight_decay));
+  TrainState state;
+  if (resuming) {
+    state = load_checkpoint(out, *model, optimizer);
+    log(fmt::format("resumed from {} at step {} (epoch {}, batch {})", (out / kCheckpointDir).string(), state.step,
+                    state.epoch, state.batch_in_epoch));
+  }
+  log(fmt::format("model: {} with {} parameters; {} threads", o.model.type, models::count_parameters(*model),
+                  torch::get_num_threads()));
+  MetricsLog metrics(out / "metrics.jsonl");
+
+  data::BatchOptions bo;
+  bo.max_tokens = static_cast<size_t>(o.max_tokens);
+  bo.seed = o.seed;
+  bo.shuffle = true;
+
+  const auto start = Clock::now();
+  auto elapsed = [&] { return state.elapsed + std::chrono::duration<double>(Clock::now() - start).count(); };
+  TrainSummary summary;
+  std::string stop_reason;
+
+  torch::Tensor loss_sum = torch::zeros({}, torch::kDouble), nll_sum = torch::zeros({}, torch::kDouble);
+  int64_t window_tokens = 0, window_src_tokens = 0;
+  auto window_start = Clock::now();
+  bool validated_at_step = false;
+
+  auto run_validation = [&] {
+    ValidResult v = validate(*model, sp, valid, o);
+    const double metric = o.best_metric == "bleu" ? v.bleu : -v.loss;
+    const bool improved = !state.has_best || metric > state.best;
+    if (improved) {
+      state.best = metric;
+      state.has_best = true;
+      state.bad_validations = 0;
+      models::save_weights(*model, (out / models::kWeightsFile).string());
+    } else {
+      state.bad_validations += 1;
+    }
+    nlohmann::json entry = {{"event", "valid"}, {"step", state.step}, {"epoch", state.epoch},
+                            {"val_loss", v.loss}, {"val_ppl", v.ppl}, {"wall_time", elapsed()}};
+    if (o.valid_bleu) entry["val_bleu"] = v.bleu;
+    state.history.push_back(entry);
+    metrics.write(entry);
+    log(fmt::format("validation | step {} | epoch {} | loss {:.3f} | ppl {:.2f}{} | {}{}", state.step, state.epoch,
+                    v.loss, v.ppl, o.valid_bleu ? fmt::format(" | BLEU {:.2f}", v.bleu) : "",
+                    improved ? "new best" : fmt::format("no improvement ({}/{})", state.bad_validations,
+                                                          o.patience > 0 ? std::to_string(o.patience) : "-"),
+                    ""));
+    save_checkpoint(out, *model, optimizer, state);
+    validated_at_step = true;
+  };
+
+  model->train();
+  while (stop_reason.empty()) {
+    if (o.max_epochs > 0 && state.epoch > o.max_epochs) {
+      stop_reason = "max-epochs";
+      break;
+    }
+    const auto plan = data::plan_batches(train.lengths, bo, static_cast<uint64_t>(state.epoch));
+    for (size_t bi = static_cast<size_t>(state.batch_in_epoch); bi < plan.size(); ++bi) {
+      std::vector<const Ids*> s, t;
+      s.reserve(plan[bi].size());
+      t.reserve(plan[bi].size());
+      for (size_t i : plan[bi]) {
+        s.push_back(&train.src[i]);
+        t.push_back(&train.tgt[i]);
+      }
+      Batch batch = make_batch(s, t);
+      set_lr(optimizer, learning_rate(o, state.step + 1));
+      optimizer.zero_grad();
+      auto logits = model->forward(batch.src, batch.src_mask, batch.tgt_in);
+      auto sums = label_smoothed_loss(logits, batch.tgt_out, o.label_smoothing);
+      (sums.loss / static_cast<double>(batch.tgt_tokens)).backward();
+      if (o.clip_norm > 0) clip_gradients(params, o.clip_norm);
+      optimizer.step();
+      state.step += 1;
+      state.batch_in_epoch = static_cast<int64_t>(bi) + 1;
+      validated_at_step = false;
+      loss_sum += sums.loss.detach().to(torch::kDouble);
+      nll_sum += sums.nll.to(torch::kDouble);
+      window_tokens += batch.tgt_tokens;
+      window_src_tokens += batch.src_tokens;
+
+      if (o.log_every > 0 && state.step % o.log_every == 0) {
+        const double secs = std::chrono::duration<double>(Clock::now() - window_start).count();
+        const double loss = loss_sum.item<double>() / window_tokens, nll = nll_sum.item<double>() / window_tokens;
+        const double tps = (window_tokens + window_src_tokens) / std::max(secs, 1e-9);
+        if (!std::isfinite(loss)) throw RuntimeError(fmt::format("training diverged at step {}: loss is {}", state.step, loss));
+        log(fmt::format("step {} | epoch {} | batch {}/{} | loss {:.3f} | ppl {:.2f} | lr {:.3g} | tok/s {:.0f} | elapsed {}",
+                        state.step, state.epoch, bi + 1, plan.size(), loss, std::exp(std::min(nll, 50.0)),
+                        learning_rate(o, state.step), tps, format_duration(elapsed())));
+        metrics.write({{"event", "train"}, {"step", state.step}, {"epoch", state.epoch}, {"train_loss", loss},
+                       {"train_nll", nll}, {"lr", learning_rate(o, state.step)}, {"tokens_per_s", tps},
+                       {"wall_time", elapsed()}});
+        loss_sum.zero_();
+        nll_sum.zero_();
+        window_tokens = window_src_tokens = 0;
+        window_start = Clock::now();
+      }
+      if (o.valid_every > 0 && state.step % o.valid_every == 0) run_validation();
+      if (o.patience > 0 && state.bad_validations >= o.patience) stop_reason = "patience";
+      else if (o.max_steps > 0 && state.step >= o.max_steps) stop_reason = "max-steps";
+      else if (o.max_time_s > 0 && elapsed() >= o.max_time_s) stop_reason = "max-time";
+      if (!stop_reason.empty()) break;
+    }
+    if (stop_reason.empty()) {
+      state.epoch += 1;
+      state.batch_in_epoch = 0;
+      if (o.valid_every <= 0) run_validation();
+      if (o.patience > 0 && state.bad_validations >= o.patience) stop_reason = "patience";
+    }
+  }
+  if (!validated_at_step) run_validation();
+  state.elapsed = elapsed();
+  save_checkpoint(out, *model, optimizer, state);
+
+  summary.steps = state.step;
+  summary.epochs = state.epoch;
+  summary.best_metric = state.best;
+  summary.seconds = state.elapsed;
+  summary.stop_reason = stop_reason;
+  for (const auto& h : state.history) {
+    if (h.contains("val_bleu")) summary.best_valid_bleu = std::max(summary.best_valid_bleu, h["val_bleu"].get<double>());
+    const double l = h["val_loss"].get<double>();
+    if (summary.best_valid_loss == 0 || l < summary.best_valid_loss) summary.best_valid_loss = l;
+  }
+  log(fmt::format("stopped ({}) after {} steps, {}; best validation {} {:.3f}; model in {}", stop_reason, state.step,
+                  format_duration(state.elapsed), o.best_metric, o.best_metric == "bleu" ? state.best : -state.best,
+                  o.out_dir));
+  return summary;
+}
+
+}  // namespace nmt::train
