@@ -49,9 +49,18 @@ SubwordOptions small_options(int vocab) {
   return o;
 }
 
+// Skips (with the reason) where SentencePiece cannot be loaded, e.g. AddressSanitizer builds.
+class SubwordFixture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (!SubwordModel::available(&why)) GTEST_SKIP() << why;
+  }
+};
+
 }  // namespace
 
-TEST(SubwordFixture, SpecialIdsAndRoundTrip) {
+TEST_F(SubwordFixture, SpecialIdsAndRoundTrip) {
   const auto sentences = fixture_sentences();
   const SubwordModel m = SubwordModel::load_from_serialized(SubwordModel::train_serialized(sentences, small_options(120)));
   EXPECT_GT(m.vocab_size(), 4);
@@ -76,7 +85,7 @@ TEST(SubwordFixture, SpecialIdsAndRoundTrip) {
   }
 }
 
-TEST(SubwordFixture, DecodeIgnoresPadBosEos) {
+TEST_F(SubwordFixture, DecodeIgnoresPadBosEos) {
   const SubwordModel m = SubwordModel::load_from_serialized(SubwordModel::train_serialized(fixture_sentences(), small_options(100)));
   std::vector<int> ids = m.encode("A dog sleeps.");
   std::vector<int> framed = {SubwordModel::kBosId};
@@ -91,14 +100,14 @@ TEST(SubwordFixture, DecodeIgnoresPadBosEos) {
   expect_error<RuntimeError>([&] { m.pieces({-1}); }, {"subword id -1 out of range"});
 }
 
-TEST(SubwordFixture, NormalisesWhitespaceAndNfkc) {
+TEST_F(SubwordFixture, NormalisesWhitespaceAndNfkc) {
   const SubwordModel m = SubwordModel::load_from_serialized(SubwordModel::train_serialized(fixture_sentences(), small_options(100)));
   EXPECT_EQ(m.decode(m.encode("  A   dog  ")), "A dog");
   // NFKC maps U+202F (narrow no-break space before French punctuation) to a plain space.
   EXPECT_EQ(m.encode("Un chien\xE2\x80\xAF!"), m.encode("Un chien !"));
 }
 
-TEST(SubwordFixture, SaveLoadAndSerialized) {
+TEST_F(SubwordFixture, SaveLoadAndSerialized) {
   TempDir dir("nmt-subword");
   const std::string path = dir.file("spm.model");
   SubwordModel::train(fixture_sentences(), small_options(100), path);
@@ -114,7 +123,7 @@ TEST(SubwordFixture, SaveLoadAndSerialized) {
   expect_error<RuntimeError>([&] { empty.encode("x"); }, {"before it was loaded"});
 }
 
-TEST(SubwordFixture, TrainingIsDeterministic) {
+TEST_F(SubwordFixture, TrainingIsDeterministic) {
   const auto sentences = fixture_sentences();
   SubwordOptions o = small_options(100);
   const std::string a = SubwordModel::train_serialized(sentences, o);
@@ -124,7 +133,7 @@ TEST(SubwordFixture, TrainingIsDeterministic) {
   EXPECT_EQ(SubwordModel::train_serialized(sentences, o), SubwordModel::train_serialized(sentences, o));
 }
 
-TEST(SubwordFixture, LoadErrorsNameTheFile) {
+TEST_F(SubwordFixture, LoadErrorsNameTheFile) {
   TempDir dir("nmt-subword");
   expect_error<RuntimeError>([&] { SubwordModel::load(dir.file("missing.model")); },
                              {dir.file("missing.model"), "no such file"});
@@ -139,7 +148,7 @@ TEST(SubwordFixture, LoadErrorsNameTheFile) {
   expect_error<RuntimeError>([&] { SubwordModel::load(dir.file("cut.model")); }, {dir.file("cut.model")});
 }
 
-TEST(SubwordFixture, RejectsForeignSpecialIdLayout) {
+TEST_F(SubwordFixture, RejectsForeignSpecialIdLayout) {
   // Swap the names of pieces 0 and 1 (both 5 bytes; the pieces are serialized first), so that
   // "<pad>" is no longer a control piece: SentencePiece then reports pad_id() = -1.
   std::string proto = SubwordModel::train_serialized(fixture_sentences(), small_options(100));
@@ -156,13 +165,13 @@ TEST(SubwordFixture, RejectsForeignSpecialIdLayout) {
 
 // SentencePiece must stay out of the global symbol scope (see subword.cc): otherwise its bundled
 // protobuf clashes with the system libprotobuf that LibTorch uses.
-TEST(SubwordFixture, SentencePieceIsNotGloballyVisible) {
+TEST_F(SubwordFixture, SentencePieceIsNotGloballyVisible) {
   SubwordModel::load_from_serialized(SubwordModel::train_serialized(fixture_sentences(), small_options(60)));
   EXPECT_EQ(dlsym(RTLD_DEFAULT, "_ZN13sentencepiece22SentencePieceProcessorC1Ev"), nullptr)
       << "libsentencepiece is linked into the test binary; link nothing against it directly";
 }
 
-TEST(SubwordFixture, InvalidOptions) {
+TEST_F(SubwordFixture, InvalidOptions) {
   const auto sentences = fixture_sentences();
   SubwordOptions o;
   o.model_type = "word";
@@ -203,6 +212,8 @@ class SubwordMulti30k : public ::testing::Test {
     joint_ = nullptr;
   }
   void SetUp() override {
+    std::string why;
+    if (!SubwordModel::available(&why)) GTEST_SKIP() << why;
     if (!corpus_) GTEST_SKIP() << "Multi30k not found under " << nmt::test::data_dir() << " (set NMT_DATA)";
   }
   static nmt::data::ParallelCorpus* corpus_;

@@ -34,7 +34,7 @@ struct BatchOptions {
 
 using Batch = std::vector<size_t>;  // example indices
 
-// Sorts examples by (src_len, tgt_len) with seeded random tie-breaking, cuts the sorted run
+// Sorts examples by (max(src, tgt), src, tgt) with seeded random tie-breaking, cuts the sorted run
 // greedily into batches within the budget, then shuffles the batch order. Every example appears
 // in exactly one batch; an example that alone exceeds max_tokens gets a batch of its own (never
 // dropped; the caller may filter long examples beforehand). Indices within a batch are in sorted

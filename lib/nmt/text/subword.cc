@@ -81,9 +81,26 @@ const SpmApi& spm() {
   static std::string error;
   static std::once_flag once;
   std::call_once(once, [] {
+    const bool protobuf_loaded = dlopen("libprotobuf.so.32", RTLD_NOW | RTLD_NOLOAD) != nullptr;
+    if (protobuf_loaded && dlopen("libsentencepiece.so.0", RTLD_NOW | RTLD_NOLOAD) != nullptr) {
+      // Already loaded by the program itself, so it was bound to the system protobuf at start-up.
+      error =
+          "libsentencepiece is linked into this program next to libprotobuf, which breaks it; link "
+          "nothing against SentencePiece directly (nmt/text/subword.cc loads it in isolation)";
+      return;
+    }
     int flags = RTLD_NOW | RTLD_LOCAL;
-#if !defined(__SANITIZE_ADDRESS__)
-    flags |= RTLD_DEEPBIND;  // AddressSanitizer refuses DEEPBIND; see the note in the file header
+#if defined(__SANITIZE_ADDRESS__)
+    // AddressSanitizer refuses RTLD_DEEPBIND. Without it SentencePiece only works in processes
+    // that have not loaded the system libprotobuf; fail clearly instead of crashing inside it.
+    if (protobuf_loaded) {
+      error =
+          "SentencePiece is unavailable in AddressSanitizer builds of programs that load libprotobuf "
+          "(RTLD_DEEPBIND is incompatible with the sanitizer runtime)";
+      return;
+    }
+#else
+    flags |= RTLD_DEEPBIND;
 #endif
     api.handle = dlopen(kTrainLibrary, flags);
     if (!api.handle) {
@@ -363,6 +380,8 @@ SubwordModel SubwordModel::load_from_serialized(const std::string& bytes, const 
   const void* sp = impl->sp();
   const std::string error =
       status_of([&](RawStatus* st) { api.load_serialized(st, impl->processor.self, std::string_view(bytes)); });
+  if (error.find("ParseFromArray") != std::string::npos)
+    throw RuntimeError(fmt::format("{}: not a SentencePiece model (cannot parse the model proto)", name));
   if (!error.empty()) throw RuntimeError(fmt::format("{}: not a valid SentencePiece model: {}", name, error));
   impl->proto = bytes;
   impl->size = api.piece_size(sp);
@@ -374,6 +393,16 @@ SubwordModel SubwordModel::load_from_serialized(const std::string& bytes, const 
   SubwordModel model;
   model.impl_ = std::move(impl);
   return model;
+}
+
+bool SubwordModel::available(std::string* why) {
+  try {
+    spm();
+    return true;
+  } catch (const Error& e) {
+    if (why) *why = e.what();
+    return false;
+  }
 }
 
 SubwordModel SubwordModel::load(const std::string& path) { return load_from_serialized(read_file(path), path); }

@@ -42,6 +42,10 @@ class SubwordModel {
   static constexpr int kBosId = 2;
   static constexpr int kEosId = 3;
 
+  // Whether SentencePiece can be used in this process (false in AddressSanitizer builds of
+  // programs that load libprotobuf; see subword.cc); `why` receives the reason.
+  static bool available(std::string* why = nullptr);
+
   // Trains a model on `sentences` (the caller chooses: joint source+target by default in this
   // project) and writes it atomically to `model_path`. Deterministic for fixed sentences and
   // options. Throws UsageError for invalid options, RuntimeError when SentencePiece fails (e.g.
