@@ -59,6 +59,8 @@ std::vector<std::string> read_segments(const std::string& path) {
   return lines;
 }
 
+std::string lines(size_t n) { return fmt::format("{} line{}", n, n == 1 ? "" : "s"); }
+
 bool is_metric(const std::string& name) { return name == "bleu" || name == "chrf"; }
 
 void print(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); }
@@ -84,8 +86,8 @@ void run_bleu(BleuCliOptions o) {
   if (hyps.empty()) throw RuntimeError(fmt::format("{}: the hypothesis file contains no line", hyp_path));
   for (size_t k = 0; k < refs.size(); ++k) {
     if (refs[k].size() != hyps.size())
-      throw UsageError(fmt::format("line counts differ: hypothesis {} has {} lines, reference {} has {} lines",
-                                   hyp_path, hyps.size(), o.refs[k], refs[k].size()));
+      throw UsageError(fmt::format("line counts differ: hypothesis {} has {}, reference {} has {}", hyp_path,
+                                   lines(hyps.size()), o.refs[k], lines(refs[k].size())));
   }
 
   // The "Dive into Deep Learning" sentence BLEU: not sacreBLEU, labelled as such everywhere.

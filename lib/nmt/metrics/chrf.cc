@@ -1,6 +1,7 @@
 #include "nmt/metrics/chrf.h"
 
 #include <algorithm>
+#include <deque>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -13,25 +14,10 @@
 namespace nmt::metrics {
 namespace {
 
-using Counter = std::unordered_map<std::u32string, int64_t>;
-
 // string.punctuation, which chrF++ splits off word edges.
 bool is_ascii_punct(char32_t c) {
   return (c >= 0x21 && c <= 0x2F) || (c >= 0x3A && c <= 0x40) || (c >= 0x5B && c <= 0x60) ||
          (c >= 0x7B && c <= 0x7E);
-}
-
-// Character n-grams of orders 1..max_order (helpers.extract_all_char_ngrams).
-std::vector<Counter> char_ngrams(std::u32string_view line, int max_order, bool include_whitespace) {
-  std::u32string stripped;
-  if (!include_whitespace) {
-    stripped = text::remove_python_spaces(line);
-    line = stripped;
-  }
-  std::vector<Counter> counters(max_order);
-  for (int n = 1; n <= max_order; ++n)
-    for (size_t i = 0; i + n <= line.size(); ++i) ++counters[n - 1][std::u32string(line.substr(i, n))];
-  return counters;
 }
 
 // CHRF._remove_punctuation: splits one leading or trailing punctuation mark off each word.
@@ -53,18 +39,46 @@ std::vector<std::u32string> remove_punctuation(std::u32string_view sent) {
   return out;
 }
 
-Counter word_ngrams(const std::vector<std::u32string>& words, int n) {
-  Counter c;
-  for (size_t i = 0; i + n <= words.size(); ++i) {
-    std::u32string key = words[i];
-    for (int j = 1; j < n; ++j) {
-      key.push_back(U' ');
-      key += words[i + j];
+using Counter = std::unordered_map<std::u32string_view, int64_t>;
+
+// The n-gram counts of one (preprocessed) segment: character orders 1..char_order
+// (helpers.extract_all_char_ngrams), then word orders 1..word_order. Keys are views into
+// strings owned here, which is why the table is built in place and never copied or moved.
+class NgramTable {
+ public:
+  NgramTable(std::u32string_view segment, const ChrfOptions& o) {
+    chars_ = o.whitespace ? std::u32string(segment) : text::remove_python_spaces(segment);
+    const std::u32string_view line = chars_;
+    orders.reserve(static_cast<size_t>(o.char_order + o.word_order));
+    for (int n = 1; n <= o.char_order; ++n) {
+      Counter& c = orders.emplace_back();
+      if (line.size() >= static_cast<size_t>(n)) c.reserve(line.size() - n + 1);
+      for (size_t i = 0; i + n <= line.size(); ++i) ++c[line.substr(i, n)];
     }
-    ++c[key];
+    if (o.word_order > 0) {
+      const std::vector<std::u32string> words = remove_punctuation(segment);
+      for (int n = 1; n <= o.word_order; ++n) {
+        Counter& c = orders.emplace_back();
+        for (size_t i = 0; i + n <= words.size(); ++i) {
+          std::u32string& key = keys_.emplace_back(words[i]);
+          for (int j = 1; j < n; ++j) {
+            key.push_back(U' ');
+            key += words[i + j];
+          }
+          ++c[key];
+        }
+      }
+    }
   }
-  return c;
-}
+  NgramTable(const NgramTable&) = delete;
+  NgramTable& operator=(const NgramTable&) = delete;
+
+  std::vector<Counter> orders;
+
+ private:
+  std::u32string chars_;
+  std::deque<std::u32string> keys_;  // deque: growing it never moves the stored strings
+};
 
 }  // namespace
 
@@ -138,20 +152,14 @@ ChrfStats ChrfScorer::segment_stats(std::string_view hypothesis, const std::vect
     std::u32string t = text::decode_utf8(s);
     return options_.lowercase ? text::python_lower(t) : t;
   };
-  const auto all_ngrams = [&](const std::u32string& s) {
-    std::vector<Counter> grams = char_ngrams(s, options_.char_order, options_.whitespace);
-    if (options_.word_order > 0) {
-      std::vector<std::u32string> words = remove_punctuation(s);
-      for (int n = 1; n <= options_.word_order; ++n) grams.push_back(word_ngrams(words, n));
-    }
-    return grams;
-  };
 
-  const std::vector<Counter> hyp = all_ngrams(prepare(hypothesis));
+  const NgramTable hyp_table(prepare(hypothesis), options_);
+  const std::vector<Counter>& hyp = hyp_table.orders;
   ChrfStats best;
   double best_f = -1.0;
   for (const std::string& reference : references) {
-    const std::vector<Counter> ref = all_ngrams(prepare(reference));
+    const NgramTable ref_table(prepare(reference), options_);
+    const std::vector<Counter>& ref = ref_table.orders;
     ChrfStats stats;
     stats.values.reserve(3 * hyp.size());
     for (size_t o = 0; o < hyp.size(); ++o) {

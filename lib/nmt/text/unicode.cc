@@ -63,7 +63,7 @@ const char* decode_one(std::string_view s, size_t& pos, char32_t& cp) {
     if (b0 == 0xF0) lo = 0x90;  // below: overlong
     if (b0 == 0xF4) hi = 0x8F;  // above: beyond U+10FFFF
   } else {
-    return "code point above U+10FFFF";
+    return "invalid start byte";
   }
   for (size_t i = 1; i < len; ++i) {
     if (pos + i >= s.size()) return "truncated sequence";
