@@ -184,10 +184,12 @@ void add_bleu_command(CLI::App& app) {
   cmd->add_option("-i,--input", o->hyp_input, "Hypothesis file (alternative to the positional HYP)");
   cmd->add_option("-r,--ref", o->refs, "Reference file; repeat -r for several references")
       ->required()
-      ->allow_extra_args(false);
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("-m,--metrics", o->metrics, "Metrics to compute: bleu, chrf (default: bleu)")
       ->expected(1, -1)
-      ->delimiter(',');
+      ->delimiter(',')
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--tokenize,--tok", o->tokenize, "BLEU tokenizer")
       ->check(CLI::IsMember({"13a", "none"}))
       ->capture_default_str();

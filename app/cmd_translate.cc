@@ -134,7 +134,9 @@ void add_eval_command(CLI::App& app) {
   auto json = std::make_shared<bool>(false);
   add_decode_options(cmd, *a);
   cmd->add_option("--src", *src, "Source file")->required();
-  cmd->add_option("--ref", *refs, "Reference file (repeat for several references)")->required();
+  cmd->add_option("--ref", *refs, "Reference file (repeat for several references)")
+      ->required()
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--save-hyp", *hyp_out, "Write the translations to this file");
   cmd->add_flag("--json", *json, "Print the scores as JSON");
   cmd->callback([a, src, refs, hyp_out, json] {

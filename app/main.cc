@@ -13,6 +13,9 @@ int main(int argc, char** argv) {
   app.name("nmt");
   app.require_subcommand(1, 1);
   app.set_config("--config", "", "Read options from a TOML file ([train], [translate], ... sections)");
+  // An option given twice (e.g. in --config and on the command line) takes the last value,
+  // as in Marian/fairseq; list options (--ref) opt back into TakeAll.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.set_version_flag("--version", "nmt 0.1.0");
   nmt::cli::add_bleu_command(app);
   nmt::cli::add_train_command(app);

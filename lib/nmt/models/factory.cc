@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "nmt/models/gru_bahdanau.h"
 #include "nmt/models/model.h"
 #include "nmt/models/transformer.h"
 #include "nmt/util/error.h"
@@ -10,6 +11,7 @@ namespace nmt::models {
 
 Seq2SeqModel make_model(const ModelConfig& config) {
   if (config.type == "transformer") return std::make_shared<TransformerImpl>(config);
+  if (config.type == "gru") return std::make_shared<GruBahdanauImpl>(config);
   throw RuntimeError(fmt::format("unknown model type '{}'", config.type));
 }
 

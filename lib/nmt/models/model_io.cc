@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "nmt/util/error.h"
 #include "nmt/util/io.h"
@@ -28,6 +29,10 @@ void save_weights(torch::nn::Module& model, const std::string& path) {
 
 void load_weights(torch::nn::Module& model, const std::string& path) {
   if (!fs::is_regular_file(path)) throw RuntimeError(fmt::format("{}: no such weights file", path));
+  // LibTorch's Module::load replaces tensors with whatever shape the file holds, so a model
+  // built from a config that does not match the weights would load "successfully": compare.
+  std::vector<std::pair<std::string, std::vector<int64_t>>> expected;
+  for (const auto& p : model.named_parameters()) expected.emplace_back(p.key(), p.value().sizes().vec());
   try {
     torch::serialize::InputArchive archive;
     archive.load_from(path);
@@ -37,6 +42,14 @@ void load_weights(torch::nn::Module& model, const std::string& path) {
     std::string what = e.what_without_backtrace();
     if (auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
     throw RuntimeError(fmt::format("{}: cannot load weights (corrupt, or not made with this config): {}", path, what));
+  }
+  auto params = model.named_parameters();
+  for (const auto& [name, sizes] : expected) {
+    const auto* p = params.find(name);
+    if (!p || p->sizes().vec() != sizes)
+      throw RuntimeError(fmt::format("{}: weights do not match the model configuration ('{}' has shape {}, expected {})",
+                                     path, name, p ? fmt::format("{}", fmt::join(p->sizes().vec(), "x")) : "none",
+                                     fmt::join(sizes, "x")));
   }
 }
 

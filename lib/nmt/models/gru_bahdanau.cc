@@ -1,0 +1,214 @@
+#include "nmt/models/gru_bahdanau.h"
+
+#include <cmath>
+
+namespace nmt::models {
+namespace F = torch::nn::functional;
+
+namespace {
+constexpr double kMaskValue = -1e9;
+
+void init_linear(torch::nn::Linear& linear) {
+  torch::nn::init::xavier_uniform_(linear->weight);
+  if (linear->bias.defined()) torch::nn::init::zeros_(linear->bias);
+}
+
+torch::nn::GRUOptions gru_options(int64_t input, int64_t hidden, int64_t layers, double dropout, bool bidirectional) {
+  auto o = torch::nn::GRUOptions(input, hidden).num_layers(layers).batch_first(true).bidirectional(bidirectional);
+  // LibTorch warns when dropout is set on a single layer (it would do nothing).
+  if (layers > 1) o.dropout(dropout);
+  return o;
+}
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+AdditiveAttentionImpl::AdditiveAttentionImpl(AdditiveAttentionOptions options_) : options(options_) {
+  const int64_t h = options.hidden_size();
+  w_q_ = register_module("w_q", torch::nn::Linear(torch::nn::LinearOptions(options.query_size(), h).bias(false)));
+  w_k_ = register_module("w_k", torch::nn::Linear(torch::nn::LinearOptions(options.key_size(), h).bias(false)));
+  v_ = register_module("v", torch::nn::Linear(torch::nn::LinearOptions(h, 1).bias(false)));
+  init_linear(w_q_);
+  init_linear(w_k_);
+  init_linear(v_);
+  dropout_ = register_module("dropout", torch::nn::Dropout(options.dropout()));
+}
+
+torch::Tensor AdditiveAttentionImpl::additive_mask(const torch::Tensor& src_mask) {
+  return torch::zeros(src_mask.sizes(), torch::TensorOptions().device(src_mask.device()))
+      .masked_fill_(src_mask.logical_not(), kMaskValue);
+}
+
+torch::Tensor AdditiveAttentionImpl::project_keys(const torch::Tensor& keys) { return w_k_(keys); }
+
+torch::Tensor AdditiveAttentionImpl::forward(const torch::Tensor& query, const torch::Tensor& projected_keys,
+                                             const torch::Tensor& values, const torch::Tensor& mask,
+                                             torch::Tensor* weights) {
+  // [B,1,h] + [B,S,h] → tanh → v → [B,S]
+  auto features = torch::tanh(w_q_(query).unsqueeze(1) + projected_keys);
+  auto scores = v_(features).squeeze(-1);
+  if (mask.defined()) scores = scores + mask;
+  auto attn = torch::softmax(scores, -1);
+  if (weights) *weights = attn;
+  if (options.dropout() > 0 && is_training()) attn = dropout_(attn);
+  return torch::bmm(attn.unsqueeze(1), values).squeeze(1);
+}
+
+// ---------------------------------------------------------------------------------------
+GruEncoderImpl::GruEncoderImpl(GruEncoderOptions options_, torch::nn::Embedding table)
+    : options(options_), table_(table) {
+  gru_ = register_module("gru", torch::nn::GRU(gru_options(options.embedding(), options.hidden(), options.layers(),
+                                                           options.dropout(), options.bidirectional())));
+  if (options.bidirectional()) {
+    projection_ = register_module("projection", torch::nn::Linear(2 * options.hidden(), options.hidden()));
+    init_linear(projection_);
+  }
+  dropout_ = register_module("dropout", torch::nn::Dropout(options.dropout()));
+}
+
+torch::Tensor GruEncoderImpl::forward(const torch::Tensor& src, const torch::Tensor& src_mask) {
+  namespace rnn = torch::nn::utils::rnn;
+  const int64_t S = src.size(1);
+  auto x = dropout_(table_(src));
+  // Packing runs each sentence over its real tokens only. A fully padded row (length 0,
+  // which packing refuses) runs one step over padding; its outputs are zeroed below.
+  auto lengths = src_mask.sum(1).clamp_min(1).to(torch::kCPU, torch::kLong);
+  auto packed = rnn::pack_padded_sequence(x, lengths, /*batch_first=*/true, /*enforce_sorted=*/false);
+  auto packed_out = std::get<0>(gru_->forward_with_packed_input(packed));
+  auto out = std::get<0>(rnn::pad_packed_sequence(packed_out, /*batch_first=*/true, 0.0, S));
+  if (options.bidirectional()) out = projection_(out);
+  return out * src_mask.unsqueeze(-1).to(out.dtype());
+}
+
+// ---------------------------------------------------------------------------------------
+BahdanauDecoderImpl::BahdanauDecoderImpl(BahdanauDecoderOptions options_, torch::nn::Embedding table)
+    : options(options_), table_(table) {
+  const int64_t E = options.embedding(), H = options.hidden(), L = options.layers();
+  attention_ = register_module(
+      "attention", AdditiveAttention(AdditiveAttentionOptions(H, H, H).dropout(options.attention_dropout())));
+  gru_ = register_module("gru", torch::nn::GRU(gru_options(E + H, H, L, options.dropout(), false)));
+  bridge_ = register_module("bridge", torch::nn::Linear(2 * H, L * H));
+  pre_output_ = register_module("pre_output", torch::nn::Linear(H + H + E, E));
+  init_linear(bridge_);
+  init_linear(pre_output_);
+  dropout_ = register_module("dropout", torch::nn::Dropout(options.dropout()));
+}
+
+torch::Tensor BahdanauDecoderImpl::initial_state(const torch::Tensor& memory, const torch::Tensor& src_mask) {
+  const int64_t B = memory.size(0), H = options.hidden();
+  auto lengths = src_mask.sum(1);  // int64 [B]
+  // The memory is zero on padding, so a plain sum is the masked sum.
+  auto mean = memory.sum(1) / lengths.clamp_min(1).unsqueeze(1).to(memory.dtype());
+  auto last_index = (lengths - 1).clamp_min(0).view({B, 1, 1}).expand({B, 1, H});
+  auto last = memory.gather(1, last_index).squeeze(1);
+  return torch::tanh(bridge_(torch::cat({mean, last}, -1))).view({B, options.layers(), H});
+}
+
+std::pair<torch::Tensor, torch::Tensor> BahdanauDecoderImpl::recur(const torch::Tensor& e, torch::Tensor& state,
+                                                                   const torch::Tensor& projected_keys,
+                                                                   const torch::Tensor& memory,
+                                                                   const torch::Tensor& additive_mask,
+                                                                   torch::Tensor* weights) {
+  // Query: the previous top-layer state. state is [layers,B,H].
+  auto context = attention_->forward(state[options.layers() - 1], projected_keys, memory, additive_mask, weights);
+  auto [out, next] = gru_->forward(torch::cat({e, context}, -1).unsqueeze(1), state);
+  state = next;
+  return {out.squeeze(1), context};
+}
+
+torch::Tensor BahdanauDecoderImpl::deep_output(const torch::Tensor& s, const torch::Tensor& c, const torch::Tensor& e) {
+  return dropout_(torch::tanh(pre_output_(torch::cat({s, c, e}, -1))));
+}
+
+torch::Tensor BahdanauDecoderImpl::forward(const torch::Tensor& tgt_in, const torch::Tensor& memory,
+                                           const torch::Tensor& src_mask) {
+  const int64_t T = tgt_in.size(1);
+  auto keys = attention_->project_keys(memory);                 // once per sentence
+  auto mask = AdditiveAttentionImpl::additive_mask(src_mask);
+  auto embedded = dropout_(table_(tgt_in));                     // all positions at once
+  auto state = initial_state(memory, src_mask).transpose(0, 1).contiguous();
+  std::vector<torch::Tensor> outputs, contexts;
+  outputs.reserve(T);
+  contexts.reserve(T);
+  for (int64_t t = 0; t < T; ++t) {
+    auto [s, c] = recur(embedded.select(1, t), state, keys, memory, mask, nullptr);
+    outputs.push_back(s);
+    contexts.push_back(c);
+  }
+  // The deep output needs no recurrence: one batched matmul over all positions.
+  return deep_output(torch::stack(outputs, 1), torch::stack(contexts, 1), embedded);
+}
+
+torch::Tensor BahdanauDecoderImpl::step(const torch::Tensor& tokens, torch::Tensor& state,
+                                        const torch::Tensor& projected_keys, const torch::Tensor& memory,
+                                        const torch::Tensor& additive_mask, torch::Tensor* weights) {
+  auto e = dropout_(table_(tokens));
+  auto [s, c] = recur(e, state, projected_keys, memory, additive_mask, weights);
+  return deep_output(s, c, e);
+}
+
+// ---------------------------------------------------------------------------------------
+GruBahdanauImpl::GruBahdanauImpl(const ModelConfig& config) : config_(config) {
+  const int64_t E = config.embedding, H = config.hidden, L = config.rnn_layers;
+  TORCH_CHECK(E > 0 && H > 0 && L > 0, "gru: embedding, hidden and rnn_layers must be positive");
+  auto make_table = [&](int64_t vocab) {
+    auto table = torch::nn::Embedding(torch::nn::EmbeddingOptions(vocab, E).padding_idx(kPadId));
+    // Scaled like the Transformer's: with a tied output, logits = o·Eᵀ with |o_i| ≤ 1 stay O(1).
+    torch::nn::init::normal_(table->weight, 0.0, std::pow(static_cast<double>(E), -0.5));
+    torch::NoGradGuard no_grad;
+    table->weight[kPadId].zero_();
+    return table;
+  };
+  const bool shared = config.shared_vocab && config.src_vocab == config.tgt_vocab;
+  // Registered once here (and only once when shared): parameters() does not deduplicate.
+  src_table_ = register_module("src_embedding", make_table(config.src_vocab));
+  tgt_table_ = shared ? src_table_ : register_module("tgt_embedding", make_table(config.tgt_vocab));
+  encoder_ = register_module(
+      "encoder",
+      GruEncoder(GruEncoderOptions(E, H, L).bidirectional(config.bidirectional).dropout(config.dropout), src_table_));
+  decoder_ = register_module(
+      "decoder",
+      BahdanauDecoder(
+          BahdanauDecoderOptions(E, H, L).dropout(config.dropout).attention_dropout(config.attention_dropout),
+          tgt_table_));
+  if (!config.tie_output) {
+    output_ = register_module("output", torch::nn::Linear(torch::nn::LinearOptions(E, config.tgt_vocab).bias(false)));
+    torch::nn::init::xavier_uniform_(output_->weight);
+  }
+}
+
+torch::Tensor GruBahdanauImpl::project(const torch::Tensor& deep_output) {
+  return config_.tie_output ? F::linear(deep_output, tgt_table_->weight) : output_(deep_output);
+}
+
+torch::Tensor GruBahdanauImpl::forward(const torch::Tensor& src, const torch::Tensor& src_mask,
+                                       const torch::Tensor& tgt_in) {
+  auto memory = encoder_(src, src_mask);
+  return project(decoder_(tgt_in, memory, src_mask));
+}
+
+torch::Tensor GruBahdanauImpl::encode(const torch::Tensor& src, const torch::Tensor& src_mask) {
+  return encoder_(src, src_mask);
+}
+
+DecoderCache GruBahdanauImpl::start(const torch::Tensor& memory, const torch::Tensor& src_mask) {
+  DecoderCache cache;
+  cache.tensors.push_back(decoder_->project_keys(memory).contiguous());
+  cache.tensors.push_back(memory.contiguous());
+  cache.tensors.push_back(AdditiveAttentionImpl::additive_mask(src_mask));
+  cache.tensors.push_back(decoder_->initial_state(memory, src_mask).contiguous());
+  return cache;
+}
+
+torch::Tensor GruBahdanauImpl::step(const torch::Tensor& prev_tokens, DecoderCache& cache) {
+  auto& slots = cache.tensors;
+  auto state = slots[3].transpose(0, 1).contiguous();  // [B,L,H] → the GRU's [L,B,H]
+  torch::Tensor weights;
+  auto out = decoder_->step(prev_tokens, state, slots[0], slots[1], slots[2],
+                            cache.record_attention ? &weights : nullptr);
+  slots[3] = state.transpose(0, 1).contiguous();
+  if (cache.record_attention) cache.attention = weights;
+  cache.position += 1;
+  return project(out);
+}
+
+}  // namespace nmt::models

@@ -1,0 +1,106 @@
+// The real `nmt` binary end to end: start-up, train → translate → eval on a tiny corpus.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "test_support.h"
+
+using nmt::test::run_command;
+
+namespace {
+
+std::string fixture(const std::string& name) { return nmt::test::source_dir() + "/data/fixtures/" + name; }
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Starting the binary must not crash in static initialisation (protobuf link order).
+TEST(Cli, BinaryStartsAndPrintsHelp) {
+  auto r = run_command(nmt::test::nmt_binary() + " --help");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("train"), std::string::npos);
+  EXPECT_NE(r.out.find("translate"), std::string::npos);
+}
+
+TEST(Cli, UnknownOptionIsAUsageError) {
+  auto r = run_command(nmt::test::nmt_binary() + " train --out /tmp/never-created --no-such-option 1");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("no-such-option"), std::string::npos) << r.err;
+}
+
+TEST(Cli, MissingModelDirectoryIsARuntimeError) {
+  auto r = run_command("echo hello | " + nmt::test::nmt_binary() + " translate -m /nonexistent/model");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("/nonexistent/model"), std::string::npos) << r.err;
+}
+
+std::string train_tiny(const std::string& out, const std::string& extra = "") {
+  return nmt::test::nmt_binary() + " train --preset transformer-tiny --train " + fixture("tiny") + " --valid " +
+         fixture("tiny") + " --out " + out + " --max-steps 300 --valid-every 100 --log-every 50 --lr 5e-3 --seed 3 --threads 1 " + extra;
+}
+
+// A tiny model learns a handful of pairs by heart through the CLI, translates them back
+// exactly, and `eval` scores them at 100 BLEU.
+TEST(Cli, TinyTransformerOverfitsThroughTrainAndTranslate) {
+  nmt::test::TempDir dir;
+  const std::string out = dir.file("model");
+  auto r = run_command(train_tiny(out));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* f : {"config.json", "spm.model", "model.pt", "metrics.jsonl", "checkpoint/state.json"})
+    EXPECT_TRUE(std::filesystem::exists(out + "/" + f)) << f;
+  auto t = run_command(nmt::test::nmt_binary() + " translate -m " + out + " --input " + fixture("tiny.en"));
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  EXPECT_EQ(t.out, slurp(fixture("tiny.fr")));
+  auto e = run_command(nmt::test::nmt_binary() + " eval -m " + out + " --src " + fixture("tiny.en") + " --ref " +
+                       fixture("tiny.fr") + " --json");
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  auto j = nlohmann::json::parse(e.out);
+  EXPECT_GT(j["bleu"]["score"].get<double>(), 99.99);
+  EXPECT_GT(j["chrf"]["score"].get<double>(), 99.99);
+  // An empty input line gives an empty output line, and order is kept.
+  auto empty = run_command("printf 'a man\\n\\nA dog runs.\\n' | " + nmt::test::nmt_binary() + " translate -m " + out);
+  ASSERT_EQ(empty.exit_code, 0) << empty.err;
+  std::vector<std::string> lines;
+  std::stringstream ss(empty.out);
+  for (std::string l; std::getline(ss, l);) lines.push_back(l);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[1], "");
+}
+
+std::vector<double> train_losses(const std::string& metrics_path) {
+  std::vector<double> losses;
+  std::ifstream in(metrics_path);
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line);
+    if (j["event"] == "train") losses.push_back(j["train_loss"].get<double>());
+  }
+  return losses;
+}
+
+TEST(Cli, SameSeedGivesIdenticalLosses) {
+  nmt::test::TempDir dir;
+  const std::string extra = "--max-steps 100 --dropout 0.1 --valid-bleu false";
+  ASSERT_EQ(run_command(train_tiny(dir.file("a"), extra)).exit_code, 0);
+  ASSERT_EQ(run_command(train_tiny(dir.file("b"), extra)).exit_code, 0);
+  auto a = train_losses(dir.file("a/metrics.jsonl")), b = train_losses(dir.file("b/metrics.jsonl"));
+  ASSERT_FALSE(a.empty());
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(slurp(dir.file("a/model.pt")), slurp(dir.file("b/model.pt")));
+}
+
+TEST(Cli, RefusesToOverwriteAnotherRun) {
+  nmt::test::TempDir dir;
+  nmt::test::write_bytes(dir.file("something"), "x");
+  auto r = run_command(train_tiny(dir.path(), "--max-steps 1"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(dir.path()), std::string::npos) << r.err;
+}
+
+}  // namespace

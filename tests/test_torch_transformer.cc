@@ -1,0 +1,178 @@
+// Transformer behaviour users rely on: masks, causality, incremental decoding, persistence.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "nmt/models/model_io.h"
+#include "nmt/models/transformer.h"
+#include "nmt/util/error.h"
+#include "test_support.h"
+
+using namespace nmt::models;
+
+namespace {
+
+ModelConfig tiny_config(bool pre_norm = false) {
+  ModelConfig c;
+  c.type = "transformer";
+  c.src_vocab = c.tgt_vocab = 37;
+  c.d_model = 16;
+  c.heads = 4;
+  c.ffn = 32;
+  c.encoder_layers = 2;
+  c.decoder_layers = 2;
+  c.dropout = 0.0;
+  c.pre_norm = pre_norm;
+  c.max_positions = 64;
+  return c;
+}
+
+// A batch of two sources; the second is shorter and padded.
+struct Inputs {
+  torch::Tensor src, src_mask, tgt_in;
+};
+
+Inputs inputs() {
+  Inputs in;
+  in.src = torch::tensor({5, 6, 7, 8, 3, 9, 10, 3, 0, 0}, torch::kLong).view({2, 5});
+  in.src_mask = in.src.ne(0);
+  in.tgt_in = torch::tensor({2, 11, 12, 13, 2, 14, 15, 16}, torch::kLong).view({2, 4});
+  return in;
+}
+
+class TransformerTest : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override {
+    torch::manual_seed(7);
+    model = std::make_shared<TransformerImpl>(tiny_config(GetParam()));
+    model->eval();
+  }
+  std::shared_ptr<TransformerImpl> model;
+};
+
+TEST_P(TransformerTest, ForwardShapes) {
+  auto in = inputs();
+  auto logits = model->forward(in.src, in.src_mask, in.tgt_in);
+  EXPECT_EQ(logits.sizes(), (std::vector<int64_t>{2, 4, 37}));
+  auto memory = model->encode(in.src, in.src_mask);
+  EXPECT_EQ(memory.sizes(), (std::vector<int64_t>{2, 5, 16}));
+}
+
+TEST_P(TransformerTest, PaddingNeverChangesOtherPositions) {
+  torch::NoGradGuard guard;
+  auto in = inputs();
+  auto before = model->forward(in.src, in.src_mask, in.tgt_in);
+  // Change what sits in the padded positions (still masked): outputs must not move.
+  auto src2 = in.src.clone();
+  src2[1][3] = 20;
+  src2[1][4] = 21;
+  auto after = model->forward(src2, in.src_mask, in.tgt_in);
+  EXPECT_TRUE(torch::allclose(before, after, 1e-6, 1e-6));
+  // And adding extra padding columns to the batch does not change anything either.
+  auto src3 = torch::cat({in.src, torch::zeros({2, 3}, torch::kLong)}, 1);
+  auto wider = model->forward(src3, src3.ne(0), in.tgt_in);
+  EXPECT_TRUE(torch::allclose(before, wider, 1e-5, 1e-5));
+}
+
+TEST_P(TransformerTest, DecoderIsCausal) {
+  torch::NoGradGuard guard;
+  auto in = inputs();
+  auto before = model->forward(in.src, in.src_mask, in.tgt_in);
+  auto tgt2 = in.tgt_in.clone();
+  tgt2[0][3] = 30;  // change the last target token
+  auto after = model->forward(in.src, in.src_mask, tgt2);
+  using torch::indexing::Slice;
+  EXPECT_TRUE(torch::allclose(before.index({Slice(), Slice(0, 3)}), after.index({Slice(), Slice(0, 3)}), 1e-6, 1e-6));
+  EXPECT_FALSE(torch::allclose(before.index({0, 3}), after.index({0, 3})));
+}
+
+TEST_P(TransformerTest, FullyMaskedRowsGiveNoNaN) {
+  torch::NoGradGuard guard;
+  auto in = inputs();
+  auto mask = in.src_mask.clone();
+  mask[1].fill_(false);  // a source that is all padding
+  auto logits = model->forward(in.src, mask, in.tgt_in);
+  EXPECT_FALSE(torch::isnan(logits).any().item<bool>());
+  ScaledDotProductAttention attention;
+  auto q = torch::randn({1, 1, 2, 4}), k = torch::randn({1, 1, 3, 4}), v = torch::randn({1, 1, 3, 4});
+  auto all_masked = torch::full({1, 1, 1, 3}, -1e9);
+  torch::Tensor weights;
+  auto out = attention->forward(q, k, v, all_masked, &weights);
+  EXPECT_FALSE(torch::isnan(out).any().item<bool>());
+  EXPECT_FALSE(torch::isnan(weights).any().item<bool>());
+}
+
+TEST_P(TransformerTest, IncrementalStepMatchesFullForward) {
+  torch::NoGradGuard guard;
+  auto in = inputs();
+  auto full = model->forward(in.src, in.src_mask, in.tgt_in);
+  auto cache = model->start(model->encode(in.src, in.src_mask), in.src_mask);
+  for (int64_t t = 0; t < in.tgt_in.size(1); ++t) {
+    auto logits = model->step(in.tgt_in.select(1, t), cache);
+    EXPECT_TRUE(torch::allclose(logits, full.select(1, t), 1e-5, 1e-5)) << "position " << t;
+  }
+}
+
+TEST_P(TransformerTest, CacheSelectKeepsRows) {
+  torch::NoGradGuard guard;
+  auto in = inputs();
+  auto full = model->forward(in.src, in.src_mask, in.tgt_in);
+  auto cache = model->start(model->encode(in.src, in.src_mask), in.src_mask);
+  model->step(in.tgt_in.select(1, 0), cache);
+  cache.select(torch::tensor({1}, torch::kLong));  // sentence 0 finished: only row 1 goes on
+  auto logits = model->step(in.tgt_in.select(1, 1).narrow(0, 1, 1), cache);
+  EXPECT_TRUE(torch::allclose(logits[0], full[1][1], 1e-5, 1e-5));
+}
+
+TEST_P(TransformerTest, AttentionWeightsSumToOneOverRealTokens) {
+  torch::NoGradGuard guard;
+  auto in = inputs();
+  auto cache = model->start(model->encode(in.src, in.src_mask), in.src_mask);
+  cache.record_attention = true;
+  model->step(in.tgt_in.select(1, 0), cache);
+  ASSERT_TRUE(cache.attention.defined());
+  EXPECT_EQ(cache.attention.sizes(), (std::vector<int64_t>{2, 5}));
+  EXPECT_NEAR(cache.attention[0].sum().item<double>(), 1.0, 1e-5);
+  EXPECT_NEAR(cache.attention[1].narrow(0, 0, 3).sum().item<double>(), 1.0, 1e-5);
+  EXPECT_LT(cache.attention[1].narrow(0, 3, 2).sum().item<double>(), 1e-6);
+}
+
+TEST_P(TransformerTest, SaveLoadRoundTripGivesIdenticalOutputs) {
+  nmt::test::TempDir dir;
+  const std::string path = dir.file("model.pt");
+  save_weights(*model, path);
+  torch::manual_seed(99);  // a differently initialised model
+  auto other = std::make_shared<TransformerImpl>(tiny_config(GetParam()));
+  other->eval();
+  load_weights(*other, path);
+  torch::NoGradGuard guard;
+  auto in = inputs();
+  EXPECT_TRUE(torch::equal(model->forward(in.src, in.src_mask, in.tgt_in), other->forward(in.src, in.src_mask, in.tgt_in)));
+}
+
+INSTANTIATE_TEST_SUITE_P(PostAndPreNorm, TransformerTest, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? "PreNorm" : "PostNorm"; });
+
+TEST(TransformerConfig, TiedEmbeddingsAreOneParameter) {
+  auto model = std::make_shared<TransformerImpl>(tiny_config());
+  int64_t tables = 0;
+  for (const auto& p : model->named_parameters())
+    if (p.value().sizes() == std::vector<int64_t>{37, 16}) ++tables;
+  EXPECT_EQ(tables, 1);  // source, target and output share one matrix, registered once
+}
+
+TEST(TransformerConfig, LoadingWeightsOfAnotherShapeIsAClearError) {
+  nmt::test::TempDir dir;
+  auto model = std::make_shared<TransformerImpl>(tiny_config());
+  save_weights(*model, dir.file("model.pt"));
+  auto c = tiny_config();
+  c.d_model = 32;
+  auto other = std::make_shared<TransformerImpl>(c);
+  try {
+    load_weights(*other, dir.file("model.pt"));
+    FAIL() << "expected an error";
+  } catch (const nmt::RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("model.pt"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
