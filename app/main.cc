@@ -16,6 +16,8 @@ int main(int argc, char** argv) {
   // An option given twice (e.g. in --config and on the command line) takes the last value,
   // as in Marian/fairseq; list options (--ref) opt back into TakeAll.
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  // A misspelt key in a --config file is an error, not silently ignored.
+  app.allow_config_extras(CLI::config_extras_mode::error);
   app.set_version_flag("--version", "nmt 0.1.0");
   nmt::cli::add_bleu_command(app);
   nmt::cli::add_train_command(app);

@@ -64,6 +64,27 @@ TEST(Cli, TinyTransformerOverfitsThroughTrainAndTranslate) {
   auto j = nlohmann::json::parse(e.out);
   EXPECT_GT(j["bleu"]["score"].get<double>(), 99.99);
   EXPECT_GT(j["chrf"]["score"].get<double>(), 99.99);
+  // --attention writes, per sentence, tokens and an attention matrix whose rows sum to 1.
+  auto att = run_command(nmt::test::nmt_binary() + " translate -m " + out + " --input " + fixture("tiny.en") +
+                         " --attention " + dir.file("att.jsonl") + " --attention-head 1");
+  ASSERT_EQ(att.exit_code, 0) << att.err;
+  std::ifstream att_in(dir.file("att.jsonl"));
+  size_t records = 0;
+  for (std::string line; std::getline(att_in, line); ++records) {
+    auto j = nlohmann::json::parse(line);
+    EXPECT_EQ(j["line"], records + 1);
+    const auto& rows = j["attention"];
+    EXPECT_EQ(rows.size(), j["target"].size());
+    EXPECT_EQ(j["target"].back(), "</s>");
+    EXPECT_EQ(j["source"].back(), "</s>");
+    for (const auto& row : rows) {
+      EXPECT_EQ(row.size(), j["source"].size());
+      double sum = 0;
+      for (double w : row) sum += w;
+      EXPECT_NEAR(sum, 1.0, 1e-4);
+    }
+  }
+  EXPECT_EQ(records, 8u);
   // An empty input line gives an empty output line, and order is kept.
   auto empty = run_command("printf 'a man\\n\\nA dog runs.\\n' | " + nmt::test::nmt_binary() + " translate -m " + out);
   ASSERT_EQ(empty.exit_code, 0) << empty.err;
@@ -101,6 +122,45 @@ TEST(Cli, RefusesToOverwriteAnotherRun) {
   auto r = run_command(train_tiny(dir.path(), "--max-steps 1"));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find(dir.path()), std::string::npos) << r.err;
+}
+
+// Options come from a TOML file's [train] section; the command line overrides them.
+TEST(Cli, ConfigFileSetsOptionsAndCommandLineWins) {
+  nmt::test::TempDir dir;
+  nmt::test::write_bytes(dir.file("run.toml"), "[train]\npreset = \"transformer-tiny\"\nmax-steps = 3\nlr = 0.002\nseed = 11\n");
+  auto r = run_command(nmt::test::nmt_binary() + " --config " + dir.file("run.toml") + " train --train " + fixture("tiny") +
+                       " --valid " + fixture("tiny") + " --out " + dir.file("m") + " --lr 0.004 --valid-bleu false -q");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto config = nlohmann::json::parse(slurp(dir.file("m/config.json")));
+  EXPECT_EQ(config["train"]["max_steps"], 3);
+  EXPECT_EQ(config["train"]["seed"], 11);
+  EXPECT_DOUBLE_EQ(config["train"]["lr"].get<double>(), 0.004);
+  EXPECT_EQ(config["model"]["d_model"], 32);  // from the preset named in the file
+}
+
+TEST(Cli, ConfigFileWithUnknownKeyIsAUsageError) {
+  nmt::test::TempDir dir;
+  nmt::test::write_bytes(dir.file("bad.toml"), "[train]\nmax-stepz = 3\n");
+  auto r = run_command(nmt::test::nmt_binary() + " --config " + dir.file("bad.toml") + " train --out " + dir.file("m"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("max-stepz"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("m")));
+}
+
+TEST(Cli, MissingConfigFileIsNamed) {
+  auto r = run_command(nmt::test::nmt_binary() + " --config /nonexistent/run.toml train --out /tmp/never");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("/nonexistent/run.toml"), std::string::npos) << r.err;
+}
+
+TEST(Cli, BadOptionValuesAreUsageErrors) {
+  for (const std::string args : {"train --out /tmp/never --max-time 5parsecs", "train --out /tmp/never --preset nonesuch",
+                                 "train --out /tmp/never --max-steps many"}) {
+    auto r = run_command(nmt::test::nmt_binary() + " " + args);
+    EXPECT_EQ(r.exit_code, 2) << args << ": " << r.err;
+    EXPECT_LE(std::count(r.err.begin(), r.err.end(), '\n'), 2) << "one error line (plus the --help hint): " << r.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists("/tmp/never"));
 }
 
 }  // namespace

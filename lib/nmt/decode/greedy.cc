@@ -68,7 +68,10 @@ void decode_batch(models::Seq2SeqModelImpl& model, const std::vector<Ids>& sourc
         const float* row = attention.data_ptr<float>() + r * attention.size(1);
         h.attention.emplace_back(row, row + src_len[b]);
       }
-      const bool done = token == kEosId || static_cast<int64_t>(h.tokens.size()) >= limit[b];
+      const bool at_limit = static_cast<int64_t>(h.tokens.size()) >= limit[b];
+      const bool done = token == kEosId || at_limit;
+      // Cut off by the length limit: the last row belongs to a token that is not emitted.
+      if (at_limit && token != kEosId && options.record_attention) h.attention.pop_back();
       if (!done) {
         h.tokens.push_back(static_cast<int>(token));
         keep.push_back(static_cast<int64_t>(r));

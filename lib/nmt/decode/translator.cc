@@ -2,13 +2,20 @@
 
 namespace nmt::decode {
 
-std::vector<std::string> Translator::translate(const std::vector<std::string>& lines, DecodeOptions options,
-                                               TranslateStats* stats, std::vector<Hypothesis>* hypotheses) {
+namespace {
+void add_stats(TranslateStats* stats, const TranslateStats& local) {
+  if (!stats) return;
+  stats->sentences += local.sentences;
+  stats->truncated += local.truncated;
+  stats->target_tokens += local.target_tokens;
+}
+}  // namespace
+
+std::vector<Ids> Translator::encode(const std::vector<std::string>& lines, DecodeOptions& options,
+                                    std::vector<size_t>& non_empty, TranslateStats& local) {
   const int64_t limit = model_.model_config.max_positions - 1;  // room for EOS
   options.max_source_len = std::min<int64_t>(options.max_source_len, limit);
   std::vector<Ids> sources;
-  std::vector<size_t> non_empty;
-  TranslateStats local;
   for (size_t i = 0; i < lines.size(); ++i) {
     Ids ids = model_.subwords.encode(lines[i]);
     if (ids.empty()) continue;
@@ -19,6 +26,15 @@ std::vector<std::string> Translator::translate(const std::vector<std::string>& l
     sources.push_back(std::move(ids));
     non_empty.push_back(i);
   }
+  local.sentences = lines.size();
+  return sources;
+}
+
+std::vector<std::string> Translator::translate(const std::vector<std::string>& lines, DecodeOptions options,
+                                               TranslateStats* stats, std::vector<Hypothesis>* hypotheses) {
+  std::vector<size_t> non_empty;
+  TranslateStats local;
+  auto sources = encode(lines, options, non_empty, local);
   auto hyps = greedy_decode(*model_.model, sources, options);
   std::vector<std::string> out(lines.size());
   if (hypotheses) hypotheses->assign(lines.size(), Hypothesis{});
@@ -27,12 +43,28 @@ std::vector<std::string> Translator::translate(const std::vector<std::string>& l
     local.target_tokens += hyps[k].tokens.size();
     if (hypotheses) (*hypotheses)[non_empty[k]] = std::move(hyps[k]);
   }
-  local.sentences = lines.size();
-  if (stats) {
-    stats->sentences += local.sentences;
-    stats->truncated += local.truncated;
-    stats->target_tokens += local.target_tokens;
+  add_stats(stats, local);
+  return out;
+}
+
+std::vector<std::vector<Translator::Scored>> Translator::translate_beam(const std::vector<std::string>& lines,
+                                                                      DecodeOptions options, const BeamOptions& beam,
+                                                                      TranslateStats* stats) {
+  std::vector<size_t> non_empty;
+  TranslateStats local;
+  auto sources = encode(lines, options, non_empty, local);
+  auto results = beam_search(*model_.model, sources, options, beam);
+  std::vector<std::vector<Scored>> out(lines.size(), std::vector<Scored>(1));
+  for (size_t k = 0; k < results.size(); ++k) {
+    auto& dst = out[non_empty[k]];
+    dst.clear();
+    for (auto& h : results[k]) {
+      local.target_tokens += h.tokens.size();
+      dst.push_back({model_.subwords.decode(h.tokens), std::move(h)});
+    }
+    if (dst.empty()) dst.resize(1);
   }
+  add_stats(stats, local);
   return out;
 }
 

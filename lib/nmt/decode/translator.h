@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "nmt/decode/beam.h"
 #include "nmt/decode/greedy.h"
 #include "nmt/models/model_io.h"
 
@@ -23,10 +24,22 @@ class Translator {
   std::vector<std::string> translate(const std::vector<std::string>& lines, DecodeOptions options,
                                      TranslateStats* stats = nullptr, std::vector<Hypothesis>* hypotheses = nullptr);
 
+  // Beam search: per line, up to beam.nbest (text, hypothesis) pairs, best first; an empty
+  // line gives one empty hypothesis.
+  struct Scored {
+    std::string text;
+    ScoredHypothesis hypothesis;
+  };
+  std::vector<std::vector<Scored>> translate_beam(const std::vector<std::string>& lines, DecodeOptions options,
+                                                  const BeamOptions& beam, TranslateStats* stats = nullptr);
+
   models::LoadedModel& loaded() { return model_; }
   const text::SubwordModel& subwords() const { return model_.subwords; }
 
  private:
+  // Encodes the non-empty lines (truncating over-long ones); `non_empty` maps back to lines.
+  std::vector<Ids> encode(const std::vector<std::string>& lines, DecodeOptions& options, std::vector<size_t>& non_empty,
+                          TranslateStats& local);
   models::LoadedModel model_;
 };
 

@@ -13,7 +13,7 @@ void apply_preset(const std::string& name, TrainOptions& o) {
     m.type = "transformer";
     m.d_model = 256; m.heads = 4; m.ffn = 1024; m.encoder_layers = 3; m.decoder_layers = 3;
     m.dropout = 0.1; m.pre_norm = false;
-    o.lr = 1e-3; o.warmup = 400; o.max_tokens = 4096; o.label_smoothing = 0.1; o.clip_norm = 0;
+    o.lr = 1e-3; o.warmup = 300; o.max_tokens = 2500; o.label_smoothing = 0.1; o.clip_norm = 0;
     o.vocab_size = 8000;
   } else if (name == "transformer-base") {
     // Vaswani et al. (2017), base: 512 / 6+6 layers / 8 heads / FFN 2048.

@@ -1,0 +1,162 @@
+#include "nmt/decode/beam.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "nmt/util/error.h"
+
+namespace nmt::decode {
+using models::kBosId;
+using models::kEosId;
+
+double length_penalty(const BeamOptions& o, int64_t length) {
+  if (o.length_penalty == "gnmt") return std::pow((5.0 + static_cast<double>(length)) / 6.0, o.alpha);
+  if (o.length_penalty == "average") return static_cast<double>(std::max<int64_t>(length, 1));
+  return 1.0;
+}
+
+namespace {
+
+struct Sentence {
+  size_t index = 0;       // position in `sources`
+  int64_t limit = 0;      // maximum output length (without EOS)
+  std::vector<ScoredHypothesis> finished;
+  bool done = false;
+};
+
+struct Beam {
+  Ids tokens;
+  double log_prob = 0;
+};
+
+void search_batch(models::Seq2SeqModelImpl& model, const std::vector<Ids>& sources, const std::vector<size_t>& ids,
+                  const DecodeOptions& options, const BeamOptions& bo,
+                  std::vector<std::vector<ScoredHypothesis>>& out) {
+  const int64_t K = bo.beam;
+  std::vector<const Ids*> rows;
+  for (size_t i : ids) rows.push_back(&sources[i]);
+  Batch batch = make_source_batch(rows, options.max_source_len);
+  const int64_t B = batch.size();
+  auto memory = model.encode(batch.src, batch.src_mask);
+  models::DecoderCache cache = model.start(memory, batch.src_mask);
+
+  std::vector<Sentence> sentences(B);
+  for (int64_t b = 0; b < B; ++b) {
+    sentences[b].index = ids[b];
+    const int64_t src_len = static_cast<int64_t>(std::min<size_t>(rows[b]->size(), options.max_source_len - 1));
+    sentences[b].limit = std::max<int64_t>(1, static_cast<int64_t>(options.max_len_a * src_len) + options.max_len_b);
+  }
+  // At the first step every sentence has one live beam (BOS); afterwards up to K.
+  std::vector<int64_t> alive(B);  // alive sentence → index in `sentences`
+  std::iota(alive.begin(), alive.end(), 0);
+  std::vector<std::vector<Beam>> beams(B, std::vector<Beam>(1));
+  auto tokens = torch::full({B}, kBosId, torch::kLong);
+
+  for (int64_t t = 0; !alive.empty(); ++t) {
+    auto lprobs = torch::log_softmax(model.step(tokens, cache).to(torch::kFloat), -1).contiguous();
+    const int64_t V = lprobs.size(1);
+    // Rows are laid out sentence by sentence, beam by beam (as in `beams`).
+    std::vector<double> row_scores;
+    for (int64_t s : alive)
+      for (const Beam& beam : beams[s]) row_scores.push_back(beam.log_prob);
+    auto scores = lprobs + torch::tensor(row_scores, torch::kDouble).to(torch::kFloat).unsqueeze(1);
+
+    std::vector<int64_t> next_rows, next_tokens, next_alive;
+    std::vector<std::vector<Beam>> next_beams(B);
+    int64_t row_offset = 0;
+    for (int64_t s : alive) {
+      Sentence& sent = sentences[s];
+      const int64_t n_beams = static_cast<int64_t>(beams[s].size());
+      // Top 2K candidates over (beam, token): at most K of them can be EOS, so K live ones remain.
+      auto flat = scores.narrow(0, row_offset, n_beams).reshape({-1});
+      auto top = flat.topk(std::min<int64_t>(2 * K, flat.size(0)));
+      auto top_scores = std::get<0>(top).to(torch::kDouble).contiguous();
+      auto top_index = std::get<1>(top).contiguous();
+      const double* sc = top_scores.data_ptr<double>();
+      const int64_t* ix = top_index.data_ptr<int64_t>();
+      std::vector<Beam> kept;
+      for (int64_t c = 0; c < top_index.size(0) && static_cast<int64_t>(kept.size()) < K; ++c) {
+        const int64_t origin = ix[c] / V, token = ix[c] % V;
+        const Beam& parent = beams[s][origin];
+        const bool at_limit = static_cast<int64_t>(parent.tokens.size()) >= sent.limit;
+        if (token == kEosId || at_limit) {
+          // fairseq's rule: an EOS counts only when it ranks among the top K candidates.
+          if (c < K) {
+            ScoredHypothesis h;
+            h.tokens = parent.tokens;
+            h.log_prob = token == kEosId ? sc[c] : parent.log_prob;
+            h.score = h.log_prob / length_penalty(bo, static_cast<int64_t>(h.tokens.size()) + 1);
+            sent.finished.push_back(std::move(h));
+          }
+          continue;
+        }
+        Beam child{parent.tokens, sc[c]};
+        child.tokens.push_back(static_cast<int>(token));
+        kept.push_back(std::move(child));
+        next_rows.push_back(row_offset + origin);
+        next_tokens.push_back(token);
+      }
+      row_offset += n_beams;
+
+      // Done when K hypotheses are finished, or no live beam can still beat the best finished
+      // one: a live beam's log-probability only falls, and its penalty is at most that of the
+      // longest allowed output, so raw / lp(limit + 1) bounds its final normalised score.
+      bool done = kept.empty() || static_cast<int64_t>(sent.finished.size()) >= K;
+      if (!done && !sent.finished.empty()) {
+        double best_finished = -std::numeric_limits<double>::infinity();
+        for (const auto& h : sent.finished) best_finished = std::max(best_finished, h.score);
+        double best_live = -std::numeric_limits<double>::infinity();
+        for (const auto& b : kept) best_live = std::max(best_live, b.log_prob);
+        const double lp_max = std::max(length_penalty(bo, sent.limit + 1), length_penalty(bo, 1));
+        const double bound = best_live / (best_live < 0 ? lp_max : length_penalty(bo, 1));
+        done = bound <= best_finished;
+      }
+      if (done) {
+        // Drop this sentence's rows from the batch.
+        next_rows.resize(next_rows.size() - kept.size());
+        next_tokens.resize(next_tokens.size() - kept.size());
+        sent.done = true;
+      } else {
+        next_beams[s] = std::move(kept);
+        next_alive.push_back(s);
+      }
+    }
+    if (next_alive.empty()) break;
+    auto index = torch::tensor(next_rows, torch::kLong);
+    cache.select(index);
+    tokens = torch::tensor(next_tokens, torch::kLong);
+    alive.swap(next_alive);
+    for (int64_t s : alive) beams[s] = std::move(next_beams[s]);
+  }
+
+  for (auto& sent : sentences) {
+    auto& f = sent.finished;
+    std::stable_sort(f.begin(), f.end(), [](const auto& a, const auto& b) { return a.score > b.score; });
+    if (static_cast<int64_t>(f.size()) > bo.nbest) f.resize(bo.nbest);
+    out[sent.index] = std::move(f);
+  }
+}
+
+}  // namespace
+
+std::vector<std::vector<ScoredHypothesis>> beam_search(models::Seq2SeqModelImpl& model, const std::vector<Ids>& sources,
+                                                       const DecodeOptions& options, const BeamOptions& beam) {
+  if (beam.beam < 1) throw UsageError("--beam must be at least 1");
+  if (beam.nbest < 1 || beam.nbest > beam.beam) throw UsageError("--nbest must be between 1 and --beam");
+  if (beam.length_penalty != "gnmt" && beam.length_penalty != "average" && beam.length_penalty != "none")
+    throw UsageError("--length-penalty must be gnmt, average or none");
+  torch::InferenceMode guard;
+  const bool was_training = model.is_training();
+  model.eval();
+  std::vector<std::vector<ScoredHypothesis>> out(sources.size());
+  DecodeOptions batched = options;
+  // Each sentence becomes up to K rows: keep the row count per batch what the user asked for.
+  batched.max_sentences = std::max<int64_t>(1, options.max_sentences / std::max<int64_t>(1, beam.beam / 2));
+  for (const auto& ids : length_sorted_batches(sources, batched)) search_batch(model, sources, ids, options, beam, out);
+  if (was_training) model.train();
+  return out;
+}
+
+}  // namespace nmt::decode
