@@ -89,6 +89,9 @@ void add_train_command(CLI::App& app) {
   b.add("--valid-bleu", [](O& o) -> auto& { return o.valid_bleu; }, "Translate the validation set and report BLEU (true/false)")->group("Validation");
   b.add("--best-metric", [](O& o) -> auto& { return o.best_metric; }, "Keep the best model by bleu or loss")->group("Validation");
 
+  b.add("--save-every", [](O& o) -> auto& { return o.save_every; }, "Also save a checkpoint every N updates (0 = at validations only)")->group("Checkpoints");
+  b.add("--keep-last", [](O& o) -> auto& { return o.keep_last; }, "Checkpoints kept in OUT/checkpoints (the best weights are kept too)")->group("Checkpoints");
+  b.add("--max-bad-steps", [](O& o) -> auto& { return o.max_bad_steps; }, "Stop after this many consecutive non-finite updates (each is skipped)")->group("Checkpoints");
   b.add("--seed", [](O& o) -> auto& { return o.seed; }, "Random seed");
   b.add("--threads", [](O& o) -> auto& { return o.threads; }, "LibTorch intra-op threads (0 = default)");
   b.add("-o,--out", [](O& o) -> auto& { return o.out_dir; }, "Model directory to create")->required();
@@ -102,7 +105,11 @@ void add_train_command(CLI::App& app) {
       binder->apply_preset(p);
     }
     if (!max_time->empty()) options->max_time_s = parse_duration(*max_time);
-    train::run_training(*options);
+    auto summary = train::run_training(*options);
+    if (summary.signal)
+      throw Error(fmt::format("interrupted by signal {} at step {}; checkpoint saved in {} (continue with --resume)",
+                              summary.signal, summary.steps, options->out_dir),
+                  128 + summary.signal);
   });
 }
 

@@ -33,9 +33,9 @@ echo "data: $data"
 
 out=models/demo-$preset
 step "4/6 train $preset for $time_budget on $threads threads → $out"
-if [[ -f $out/checkpoint/state.json ]]; then resume=--resume; else resume=; fi
+# Re-running the same command on the same --out resumes from its last checkpoint.
 build/nmt train --preset "$preset" --train "$data/multi30k/train" --valid "$data/multi30k/val" \
-  --out "$out" --threads "$threads" --max-time "$time_budget" $resume
+  --out "$out" --threads "$threads" --max-time "$time_budget"
 
 step "5/6 translate"
 printf '%s\n' "A man in a red shirt is riding a bike down the street." \

@@ -53,7 +53,7 @@ TEST(Cli, TinyTransformerOverfitsThroughTrainAndTranslate) {
   const std::string out = dir.file("model");
   auto r = run_command(train_tiny(out));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const char* f : {"config.json", "spm.model", "model.pt", "metrics.jsonl", "checkpoint/state.json"})
+  for (const char* f : {"config.json", "spm.model", "model.pt", "metrics.jsonl", "checkpoints/step-00000300/manifest.json"})
     EXPECT_TRUE(std::filesystem::exists(out + "/" + f)) << f;
   auto t = run_command(nmt::test::nmt_binary() + " translate -m " + out + " --input " + fixture("tiny.en"));
   ASSERT_EQ(t.exit_code, 0) << t.err;

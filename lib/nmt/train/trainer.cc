@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <chrono>
+#include <csignal>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -19,6 +20,7 @@
 #include "nmt/models/model_io.h"
 #include "nmt/tensor/batch.h"
 #include "nmt/text/subword.h"
+#include "nmt/train/checkpoint.h"
 #include "nmt/train/loss.h"
 #include "nmt/util/error.h"
 #include "nmt/util/io.h"
@@ -39,7 +41,8 @@ nlohmann::json TrainOptions::to_json() const {
           {"max_steps", max_steps}, {"max_time_s", max_time_s}, {"patience", patience},
           {"valid_every", valid_every}, {"log_every", log_every}, {"valid_bleu", valid_bleu},
           {"best_metric", best_metric}, {"valid_max_len_b", valid_max_len_b}, {"seed", seed},
-          {"threads", threads}};
+          {"threads", threads}, {"save_every", save_every}, {"keep_last", keep_last},
+          {"max_bad_steps", max_bad_steps}};
 }
 
 TrainOptions TrainOptions::from_json(const nlohmann::json& j) {
@@ -57,7 +60,8 @@ TrainOptions TrainOptions::from_json(const nlohmann::json& j) {
   get("max_steps", o.max_steps); get("max_time_s", o.max_time_s); get("patience", o.patience);
   get("valid_every", o.valid_every); get("log_every", o.log_every); get("valid_bleu", o.valid_bleu);
   get("best_metric", o.best_metric); get("valid_max_len_b", o.valid_max_len_b); get("seed", o.seed);
-  get("threads", o.threads);
+  get("threads", o.threads); get("save_every", o.save_every); get("keep_last", o.keep_last);
+  get("max_bad_steps", o.max_bad_steps);
   return o;
 }
 
@@ -174,46 +178,21 @@ void set_lr(torch::optim::Adam& optimizer, double lr) {
   for (auto& group : optimizer.param_groups()) static_cast<torch::optim::AdamOptions&>(group.options()).lr(lr);
 }
 
-// Clips the global gradient norm without reading it back to the host (no sync per step).
-void clip_gradients(const std::vector<torch::Tensor>& params, double max_norm) {
+// The global L2 norm of all gradients, as a 0-dim tensor.
+torch::Tensor grad_norm(const std::vector<torch::Tensor>& params) {
   std::vector<torch::Tensor> norms;
   for (const auto& p : params)
     if (p.grad().defined()) norms.push_back(p.grad().norm());
-  if (norms.empty()) return;
-  auto total = torch::stack(norms).norm();
-  auto coef = (max_norm / (total + 1e-6)).clamp_max(1.0);
+  if (norms.empty()) return torch::zeros({});
+  return torch::stack(norms).norm();
+}
+
+// Scales gradients so their global norm is at most max_norm, without a host round trip.
+void clip_gradients(const std::vector<torch::Tensor>& params, const torch::Tensor& norm, double max_norm) {
+  auto coef = (max_norm / (norm + 1e-6)).clamp_max(1.0);
   for (const auto& p : params)
     if (p.grad().defined()) p.grad().mul_(coef);
 }
-
-struct TrainState {
-  int64_t step = 0;
-  int64_t epoch = 1;           // 1-based
-  int64_t batch_in_epoch = 0;  // batches of the current epoch already done
-  double best = 0;
-  bool has_best = false;
-  int64_t bad_validations = 0;
-  double elapsed = 0;  // training seconds before this process
-  nlohmann::json history = nlohmann::json::array();
-
-  nlohmann::json to_json() const {
-    return {{"step", step}, {"epoch", epoch}, {"batch_in_epoch", batch_in_epoch}, {"best", best},
-            {"has_best", has_best}, {"bad_validations", bad_validations}, {"elapsed", elapsed},
-            {"history", history}};
-  }
-  static TrainState from_json(const nlohmann::json& j) {
-    TrainState s;
-    s.step = j.at("step");
-    s.epoch = j.at("epoch");
-    s.batch_in_epoch = j.at("batch_in_epoch");
-    s.best = j.at("best");
-    s.has_best = j.at("has_best");
-    s.bad_validations = j.at("bad_validations");
-    s.elapsed = j.at("elapsed");
-    s.history = j.at("history");
-    return s;
-  }
-};
 
 struct ValidResult {
   double loss = 0;  // nll per target token
@@ -260,66 +239,39 @@ ValidResult validate(models::Seq2SeqModelImpl& model, const text::SubwordModel& 
   return r;
 }
 
-// The latest training state lives in OUT/checkpoint: written to OUT/checkpoint.tmp first,
-// then swapped in with renames, so a kill leaves either the old or the new one whole.
-const char* kCheckpointDir = "checkpoint";
-const char* kStateFile = "state.json";
-const char* kOptimizerFile = "optimizer.pt";
-const char* kRngFile = "rng.pt";
-
-void save_checkpoint(const fs::path& out, models::Seq2SeqModelImpl& model, torch::optim::Adam& optimizer,
-                     const TrainState& state) {
-  const fs::path dir = out / kCheckpointDir, tmp = out / "checkpoint.tmp", old = out / "checkpoint.old";
-  std::error_code ec;
-  fs::remove_all(tmp, ec);
-  fs::create_directories(tmp, ec);
-  if (ec) throw RuntimeError(fmt::format("{}: cannot create: {}", tmp.string(), ec.message()));
-  models::save_weights(model, (tmp / models::kWeightsFile).string());
-  try {
-    torch::serialize::OutputArchive opt;
-    optimizer.save(opt);
-    opt.save_to((tmp / kOptimizerFile).string());
-    torch::serialize::OutputArchive rng;
-    rng.write("cpu_generator", at::detail::getDefaultCPUGenerator().get_state());
-    rng.save_to((tmp / kRngFile).string());
-  } catch (const c10::Error&) {
-    fs::remove_all(tmp, ec);
-    throw RuntimeError(fmt::format("{}: cannot write the checkpoint (disk full or unwritable?)", tmp.string()));
-  }
-  write_file_atomic((tmp / kStateFile).string(), state.to_json().dump(1));
-  fs::remove_all(old, ec);
-  if (fs::exists(dir)) fs::rename(dir, old, ec);
-  fs::rename(tmp, dir, ec);
-  if (ec) throw RuntimeError(fmt::format("{}: cannot move the checkpoint into place: {}", dir.string(), ec.message()));
-  fs::remove_all(old, ec);
+// SIGINT / SIGTERM ask the training loop to save a checkpoint and stop after the current
+// update; a second signal kills at once (the default action is restored by the first).
+volatile std::sig_atomic_t g_stop_signal = 0;
+extern "C" void on_stop_signal(int sig) {
+  g_stop_signal = sig;
+  std::signal(sig, SIG_DFL);
 }
 
-TrainState load_checkpoint(const fs::path& out, models::Seq2SeqModelImpl& model, torch::optim::Adam& optimizer) {
-  fs::path dir = out / kCheckpointDir;
-  // A kill between the two renames of save_checkpoint leaves only checkpoint.old.
-  if (!fs::exists(dir) && fs::exists(out / "checkpoint.old")) dir = out / "checkpoint.old";
-  models::load_weights(model, (dir / models::kWeightsFile).string());
-  const std::string state_path = (dir / kStateFile).string();
-  TrainState state;
-  try {
-    state = TrainState::from_json(nlohmann::json::parse(read_file(state_path)));
-  } catch (const nlohmann::json::exception& e) {
-    throw RuntimeError(fmt::format("{}: corrupt training state: {}", state_path, e.what()));
+class SignalScope {
+ public:
+  SignalScope() {
+    g_stop_signal = 0;
+    previous_int_ = std::signal(SIGINT, on_stop_signal);
+    previous_term_ = std::signal(SIGTERM, on_stop_signal);
   }
-  try {
-    torch::serialize::InputArchive opt;
-    opt.load_from((dir / kOptimizerFile).string());
-    optimizer.load(opt);
-    torch::serialize::InputArchive rng;
-    rng.load_from((dir / kRngFile).string());
-    torch::Tensor gen_state;
-    rng.read("cpu_generator", gen_state);
-    at::Generator generator = at::detail::getDefaultCPUGenerator();
-    generator.set_state(gen_state);
-  } catch (const c10::Error&) {
-    throw RuntimeError(fmt::format("{}: corrupt optimizer or RNG state", dir.string()));
+  ~SignalScope() {
+    std::signal(SIGINT, previous_int_);
+    std::signal(SIGTERM, previous_term_);
   }
-  return state;
+
+ private:
+  void (*previous_int_)(int) = SIG_DFL;
+  void (*previous_term_)(int) = SIG_DFL;
+};
+
+// Training options that define the run (everything but the stopping limits and logging):
+// re-running the same command on the same --out resumes only when these are unchanged.
+nlohmann::json run_identity(const nlohmann::json& train) {
+  nlohmann::json j = train;
+  for (const char* key : {"max_epochs", "max_steps", "max_time_s", "patience", "log_every", "threads", "keep_last",
+                          "save_every", "max_bad_steps"})
+    j.erase(key);
+  return j;
 }
 
 class MetricsLog {
@@ -341,14 +293,38 @@ TrainSummary run_training(const TrainOptions& o_in) {
   if (o.out_dir.empty()) throw UsageError("--out DIR is required");
   if (o.max_tokens <= 0) throw UsageError("--max-tokens must be positive");
   if (o.best_metric != "bleu" && o.best_metric != "loss") throw UsageError("--best-metric must be bleu or loss");
+  if (o.lr_schedule != "inverse-sqrt" && o.lr_schedule != "constant")
+    throw UsageError("--lr-schedule must be inverse-sqrt or constant");
   if (o.best_metric == "bleu" && !o.valid_bleu) o.best_metric = "loss";
   const fs::path out(o.out_dir);
-  const bool has_checkpoint = fs::exists(out / kCheckpointDir) || fs::exists(out / "checkpoint.old");
-  const bool resuming = o.resume && has_checkpoint;
-  if (!resuming && fs::exists(out) && !fs::is_empty(out))
-    throw UsageError(fmt::format("{}: output directory is not empty (another run?); use --resume to continue it "
-                                 "or choose a new --out",
-                                 o.out_dir));
+  CheckpointManager checkpoints(out, static_cast<int>(o.keep_last));
+  SignalScope signals;  // from the start: a signal during set-up stops before the first update
+
+  // Resume when asked, or when the same command is run again on the same --out.
+  bool resuming = false;
+  if (fs::exists(out) && !fs::is_directory(out)) throw UsageError(fmt::format("{}: --out exists and is not a directory", o.out_dir));
+  if (fs::exists(out) && !fs::is_empty(out)) {
+    const bool has_checkpoint = !checkpoints.list().empty();
+    bool same_run = false;
+    if (has_checkpoint && fs::exists(out / models::kConfigFile)) {
+      nlohmann::json saved;
+      try {
+        saved = nlohmann::json::parse(read_file((out / models::kConfigFile).string()));
+      } catch (const nlohmann::json::exception&) {
+        throw RuntimeError(fmt::format("{}: corrupt (not valid JSON)", (out / models::kConfigFile).string()));
+      }
+      same_run = saved.contains("train") && run_identity(saved["train"]) == run_identity(o.to_json());
+    }
+    if (has_checkpoint && (o.resume || same_run)) {
+      resuming = true;
+    } else if (o.resume) {
+      throw UsageError(fmt::format("{}: --resume given but there is no complete checkpoint to resume from", o.out_dir));
+    } else {
+      throw UsageError(fmt::format("{}: output directory is not empty and holds another run (or different options); "
+                                   "use --resume to continue it or choose a new --out",
+                                   o.out_dir));
+    }
+  }
   std::error_code ec;
   fs::create_directories(out, ec);
   if (ec) throw RuntimeError(fmt::format("{}: cannot create: {}", o.out_dir, ec.message()));
@@ -382,14 +358,15 @@ TrainSummary run_training(const TrainOptions& o_in) {
 
   size_t dropped = 0;
   EncodedSet train = encode_set(corpora.train, sp, o.model.max_positions - 1, true, &dropped);
-  if (dropped) log(fmt::format("warning: {} training pairs longer than {} subwords were left out", dropped, o.model.max_positions - 1));
+  if (dropped)
+    log(fmt::format("warning: {} training pairs longer than {} subwords were left out", dropped, o.model.max_positions - 1));
   size_t unused = 0;
   EncodedSet valid = encode_set(corpora.valid, sp, 0, false, &unused);
   log(fmt::format("data: {} training pairs, {} validation pairs, vocabulary {}", train.src.size(), valid.src.size(),
                   sp.vocab_size()));
 
   const nlohmann::json config = {{"format", 1}, {"nmt_version", "0.1.0"}, {"model", o.model.to_json()}, {"train", o.to_json()}};
-  if (!resuming) write_file_atomic((out / models::kConfigFile).string(), config.dump(2) + "\n");
+  write_file_atomic((out / models::kConfigFile).string(), config.dump(2) + "\n");
 
   // ---- model and optimizer
   models::Seq2SeqModel model = models::make_model(o.model);
@@ -400,9 +377,10 @@ TrainSummary run_training(const TrainOptions& o_in) {
                                            .weight_decay(o.weight_decay));
   TrainState state;
   if (resuming) {
-    state = load_checkpoint(out, *model, optimizer);
-    log(fmt::format("resumed from {} at step {} (epoch {}, batch {})", (out / kCheckpointDir).string(), state.step,
-                    state.epoch, state.batch_in_epoch));
+    const fs::path latest = checkpoints.list().back();
+    state = CheckpointManager::load(latest, *model, optimizer, o.model.type);
+    log(fmt::format("resumed from {} at step {} (epoch {}, batch {})", latest.string(), state.step, state.epoch,
+                    state.batch_in_epoch));
   }
   log(fmt::format("model: {} with {} parameters; --threads {} (LibTorch intra-op {})", o.model.type,
                   models::count_parameters(*model), o.threads, torch::get_num_threads()));
@@ -413,15 +391,21 @@ TrainSummary run_training(const TrainOptions& o_in) {
   bo.seed = o.seed;
   bo.shuffle = true;
 
+  const double elapsed_before = state.elapsed;
   const auto start = Clock::now();
-  auto elapsed = [&] { return state.elapsed + std::chrono::duration<double>(Clock::now() - start).count(); };
-  TrainSummary summary;
+  auto elapsed = [&] { return elapsed_before + std::chrono::duration<double>(Clock::now() - start).count(); };
   std::string stop_reason;
 
   torch::Tensor loss_sum = torch::zeros({}, torch::kDouble), nll_sum = torch::zeros({}, torch::kDouble);
-  int64_t window_tokens = 0, window_src_tokens = 0;
+  int64_t window_tokens = 0, window_src_tokens = 0, bad_in_a_row = 0;
   auto window_start = Clock::now();
-  bool validated_at_step = false;
+  int64_t saved_step = resuming ? state.step : -1;
+
+  auto save = [&] {
+    state.elapsed = elapsed();
+    checkpoints.save(*model, optimizer, state, o.model.type);
+    saved_step = state.step;
+  };
 
   auto run_validation = [&] {
     ValidResult v = validate(*model, sp, valid, o);
@@ -440,13 +424,11 @@ TrainSummary run_training(const TrainOptions& o_in) {
     if (o.valid_bleu) entry["val_bleu"] = v.bleu;
     state.history.push_back(entry);
     metrics.write(entry);
-    log(fmt::format("validation | step {} | epoch {} | loss {:.3f} | ppl {:.2f}{} | {}{}", state.step, state.epoch,
-                    v.loss, v.ppl, o.valid_bleu ? fmt::format(" | BLEU {:.2f}", v.bleu) : "",
+    log(fmt::format("validation | step {} | epoch {} | loss {:.3f} | ppl {:.2f}{} | {}", state.step, state.epoch, v.loss,
+                    v.ppl, o.valid_bleu ? fmt::format(" | BLEU {:.2f}", v.bleu) : "",
                     improved ? "new best" : fmt::format("no improvement ({}/{})", state.bad_validations,
-                                                          o.patience > 0 ? std::to_string(o.patience) : "-"),
-                    ""));
-    save_checkpoint(out, *model, optimizer, state);
-    validated_at_step = true;
+                                                          o.patience > 0 ? std::to_string(o.patience) : "-")));
+    save();
   };
 
   model->train();
@@ -457,6 +439,12 @@ TrainSummary run_training(const TrainOptions& o_in) {
     }
     const auto plan = data::plan_batches(train.lengths, bo, static_cast<uint64_t>(state.epoch));
     for (size_t bi = static_cast<size_t>(state.batch_in_epoch); bi < plan.size(); ++bi) {
+      // Stopping is decided before each update, so a run resumed at its limit stops at once.
+      if (g_stop_signal) stop_reason = "signal";
+      else if (o.patience > 0 && state.bad_validations >= o.patience) stop_reason = "patience";
+      else if (o.max_steps > 0 && state.step >= o.max_steps) stop_reason = "max-steps";
+      else if (o.max_time_s > 0 && elapsed() >= o.max_time_s) stop_reason = "max-time";
+      if (!stop_reason.empty()) break;
       std::vector<const Ids*> s, t;
       s.reserve(plan[bi].size());
       t.reserve(plan[bi].size());
@@ -470,11 +458,27 @@ TrainSummary run_training(const TrainOptions& o_in) {
       auto logits = model->forward(batch.src, batch.src_mask, batch.tgt_in);
       auto sums = label_smoothed_loss(logits, batch.tgt_out, o.label_smoothing);
       (sums.loss / static_cast<double>(batch.tgt_tokens)).backward();
-      if (o.clip_norm > 0) clip_gradients(params, o.clip_norm);
+      // One host read per update: a non-finite loss or gradient skips the update (the weights
+      // and Adam moments stay as they were). On CPU this read costs nothing.
+      auto norm = grad_norm(params);
+      const bool finite = std::isfinite(norm.item<double>()) && std::isfinite(sums.loss.item<double>());
+      state.batch_in_epoch = static_cast<int64_t>(bi) + 1;
+      if (!finite) {
+        optimizer.zero_grad();
+        state.skipped_steps += 1;
+        bad_in_a_row += 1;
+        log(fmt::format("warning: non-finite loss or gradient at update {}: skipped ({} in a row, {} in all)",
+                        state.step + 1, bad_in_a_row, state.skipped_steps));
+        if (bad_in_a_row >= o.max_bad_steps) {
+          stop_reason = "non-finite";
+          break;
+        }
+        continue;
+      }
+      bad_in_a_row = 0;
+      if (o.clip_norm > 0) clip_gradients(params, norm, o.clip_norm);
       optimizer.step();
       state.step += 1;
-      state.batch_in_epoch = static_cast<int64_t>(bi) + 1;
-      validated_at_step = false;
       loss_sum += sums.loss.detach().to(torch::kDouble);
       nll_sum += sums.nll.to(torch::kDouble);
       window_tokens += batch.tgt_tokens;
@@ -484,7 +488,6 @@ TrainSummary run_training(const TrainOptions& o_in) {
         const double secs = std::chrono::duration<double>(Clock::now() - window_start).count();
         const double loss = loss_sum.item<double>() / window_tokens, nll = nll_sum.item<double>() / window_tokens;
         const double tps = (window_tokens + window_src_tokens) / std::max(secs, 1e-9);
-        if (!std::isfinite(loss)) throw RuntimeError(fmt::format("training diverged at step {}: loss is {}", state.step, loss));
         log(fmt::format("step {} | epoch {} | batch {}/{} | loss {:.3f} | ppl {:.2f} | lr {:.3g} | tok/s {:.0f} | elapsed {}",
                         state.step, state.epoch, bi + 1, plan.size(), loss, std::exp(std::min(nll, 50.0)),
                         learning_rate(o, state.step), tps, format_duration(elapsed())));
@@ -497,35 +500,49 @@ TrainSummary run_training(const TrainOptions& o_in) {
         window_start = Clock::now();
       }
       if (o.valid_every > 0 && state.step % o.valid_every == 0) run_validation();
-      if (o.patience > 0 && state.bad_validations >= o.patience) stop_reason = "patience";
-      else if (o.max_steps > 0 && state.step >= o.max_steps) stop_reason = "max-steps";
-      else if (o.max_time_s > 0 && elapsed() >= o.max_time_s) stop_reason = "max-time";
-      if (!stop_reason.empty()) break;
+      else if (o.save_every > 0 && state.step % o.save_every == 0) save();
     }
     if (stop_reason.empty()) {
       state.epoch += 1;
       state.batch_in_epoch = 0;
       if (o.valid_every <= 0) run_validation();
-      if (o.patience > 0 && state.bad_validations >= o.patience) stop_reason = "patience";
     }
   }
-  if (!validated_at_step) run_validation();
-  state.elapsed = elapsed();
-  save_checkpoint(out, *model, optimizer, state);
 
+  TrainSummary summary;
+  summary.signal = static_cast<int>(g_stop_signal);
+  if (stop_reason == "signal") {
+    // Interrupted: keep the state exactly where it is, so --resume continues bit for bit.
+    if (saved_step != state.step) save();
+    log(fmt::format("interrupted by signal {} at step {}; checkpoint saved, continue with --resume", summary.signal,
+                    state.step));
+  } else if (stop_reason == "non-finite") {
+    log(fmt::format("stopping: {} consecutive updates had a non-finite loss or gradient; the last good checkpoint "
+                    "and the best weights are kept",
+                    bad_in_a_row));
+  } else if (state.history.empty() || state.history.back()["step"] != state.step) {
+    run_validation();  // the final weights are always validated (and saved)
+  } else if (saved_step != state.step) {
+    save();
+  }
   summary.steps = state.step;
   summary.epochs = state.epoch;
   summary.best_metric = state.best;
-  summary.seconds = state.elapsed;
+  summary.seconds = elapsed();
+  summary.skipped_steps = state.skipped_steps;
   summary.stop_reason = stop_reason;
   for (const auto& h : state.history) {
     if (h.contains("val_bleu")) summary.best_valid_bleu = std::max(summary.best_valid_bleu, h["val_bleu"].get<double>());
     const double l = h["val_loss"].get<double>();
     if (summary.best_valid_loss == 0 || l < summary.best_valid_loss) summary.best_valid_loss = l;
   }
-  log(fmt::format("stopped ({}) after {} steps, {}; best validation {} {:.3f}; model in {}", stop_reason, state.step,
-                  format_duration(state.elapsed), o.best_metric, o.best_metric == "bleu" ? state.best : -state.best,
-                  o.out_dir));
+  if (stop_reason != "signal" && stop_reason != "non-finite")
+    log(fmt::format("stopped ({}) after {} steps, {}; best validation {} {:.3f}; model in {}", stop_reason, state.step,
+                    format_duration(summary.seconds), o.best_metric, o.best_metric == "bleu" ? state.best : -state.best,
+                    o.out_dir));
+  if (stop_reason == "non-finite")
+    throw RuntimeError(fmt::format("training diverged: {} consecutive non-finite updates (see {}/metrics.jsonl)", bad_in_a_row,
+                                   o.out_dir));
   return summary;
 }
 

@@ -48,6 +48,11 @@ struct TrainOptions {
   std::string best_metric = "bleu";  // "bleu" or "loss"
   int64_t valid_max_len_b = 10;
 
+  // Checkpoints (OUT/checkpoints/step-N, see checkpoint.h).
+  int64_t save_every = 0;    // also save every N updates (0 = at validations only)
+  int64_t keep_last = 3;     // checkpoints kept besides the best weights (model.pt)
+  int64_t max_bad_steps = 5; // consecutive non-finite updates (skipped) before training stops
+
   uint64_t seed = 1;
   int threads = 0;  // 0 = LibTorch's default
   std::string out_dir;
@@ -65,7 +70,9 @@ struct TrainSummary {
   double best_valid_bleu = 0;
   double best_valid_loss = 0;
   double seconds = 0;
-  std::string stop_reason;
+  int64_t skipped_steps = 0;
+  std::string stop_reason;  // max-steps, max-epochs, max-time, patience, signal
+  int signal = 0;           // the signal that stopped training (SIGINT/SIGTERM), else 0
 };
 
 // Runs training; throws UsageError / RuntimeError on bad options, data or state.

@@ -1,0 +1,190 @@
+// Crash safety: a run killed with SIGKILL at random moments and resumed until done ends with
+// bit-identical weights to an uninterrupted run; SIGTERM saves and exits; bad checkpoints are
+// refused with a clear error.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "test_support.h"
+
+namespace fs = std::filesystem;
+using nmt::test::run_command;
+
+namespace {
+
+std::string fixture(const std::string& name) { return nmt::test::source_dir() + "/data/fixtures/" + name; }
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Dropout on, so the RNG state matters; checkpoints every few updates.
+std::string train_command(const std::string& out, int steps) {
+  return nmt::test::nmt_binary() + " train --preset transformer-tiny --train " + fixture("tiny") + " --valid " +
+         fixture("tiny") + " --out " + out + " --max-steps " + std::to_string(steps) +
+         " --dropout 0.2 --save-every 3 --valid-every 40 --valid-bleu false --keep-last 2 --seed 17 --threads 1 -q";
+}
+
+pid_t spawn(const std::string& command) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", ("exec " + command + " 2>/dev/null").c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  return pid;
+}
+
+std::string final_weights(const std::string& out, int steps) {
+  char name[32];
+  std::snprintf(name, sizeof name, "step-%08d", steps);
+  return slurp(out + "/checkpoints/" + name + "/model.pt");
+}
+
+TEST(Resume, KilledAtRandomMomentsGivesBitIdenticalWeights) {
+  nmt::test::TempDir dir;
+  const int steps = 200;
+  auto reference = run_command(train_command(dir.file("straight"), steps));
+  ASSERT_EQ(reference.exit_code, 0) << reference.err;
+  const std::string expected = final_weights(dir.file("straight"), steps);
+  ASSERT_FALSE(expected.empty());
+
+  std::mt19937 rng(1234);
+  std::uniform_int_distribution<int> delay_ms(150, 900);
+  int kills = 0, status = 0;
+  for (int attempt = 0; attempt < 60; ++attempt) {
+    pid_t pid = spawn(train_command(dir.file("killed"), steps));
+    if (kills < 6) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(rng)));
+      if (waitpid(pid, &status, WNOHANG) == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        ++kills;
+        continue;
+      }
+    } else {
+      waitpid(pid, &status, 0);
+    }
+    ASSERT_TRUE(WIFEXITED(status)) << "attempt " << attempt;
+    ASSERT_EQ(WEXITSTATUS(status), 0) << "attempt " << attempt;
+    break;
+  }
+  EXPECT_GE(kills, 3) << "the run finished before it could be killed: make it longer";
+  EXPECT_TRUE(final_weights(dir.file("killed"), steps) == expected) << "resumed weights differ after " << kills << " kills";
+}
+
+TEST(Resume, SigtermSavesACheckpointAndResumeFinishesIdentically) {
+  nmt::test::TempDir dir;
+  const int steps = 150;
+  ASSERT_EQ(run_command(train_command(dir.file("straight"), steps)).exit_code, 0);
+  pid_t pid = spawn(train_command(dir.file("stopped"), steps));
+  // Wait until training runs (its first checkpoint appears): before main() starts, loading
+  // LibTorch takes a while and a signal then simply kills the process.
+  const std::string first = dir.file("stopped/checkpoints/step-00000003/manifest.json");
+  for (int i = 0; i < 400 && !fs::exists(first); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  kill(pid, SIGTERM);
+  const auto t0 = std::chrono::steady_clock::now();
+  int status = 0;
+  waitpid(pid, &status, 0);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(seconds, 5.0);
+  ASSERT_TRUE(WIFEXITED(status));
+  if (WEXITSTATUS(status) != 0) {  // it had not finished yet: it must say so with 128+SIGTERM
+    EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM);
+    auto resumed = run_command(train_command(dir.file("stopped"), steps) + " --resume");
+    ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  }
+  EXPECT_TRUE(final_weights(dir.file("stopped"), steps) == final_weights(dir.file("straight"), steps));
+}
+
+class BadCheckpoint : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    out = dir.file("run");
+    auto r = run_command(train_command(out, 12));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    latest = out + "/checkpoints/step-00000012";
+    ASSERT_TRUE(fs::exists(latest + "/manifest.json"));
+  }
+  // Resuming must fail with exit 1, name `file`, and leave the directory as it was.
+  void expect_refused(const std::string& file, const std::string& words) {
+    const std::string before = slurp(out + "/model.pt");
+    auto r = run_command(train_command(out, 20) + " --resume");
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find(file), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(words), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(slurp(out + "/model.pt"), before);
+    EXPECT_FALSE(fs::exists(out + "/checkpoints/step-00000020"));
+  }
+  nmt::test::TempDir dir;
+  std::string out, latest;
+};
+
+TEST_F(BadCheckpoint, TruncatedWeightsAreRefused) {
+  fs::resize_file(latest + "/model.pt", fs::file_size(latest + "/model.pt") / 2);
+  expect_refused(latest + "/model.pt", "checksum");
+}
+
+TEST_F(BadCheckpoint, CorruptedOptimizerStateIsRefused) {
+  std::fstream f(latest + "/optimizer.pt", std::ios::in | std::ios::out | std::ios::binary);
+  f.seekp(100);
+  f.put('\x7f');
+  f.close();
+  expect_refused(latest + "/optimizer.pt", "checksum");
+}
+
+TEST_F(BadCheckpoint, NewerFormatIsRefused) {
+  std::string manifest = slurp(latest + "/manifest.json");
+  manifest.replace(manifest.find("\"format\": 1"), 11, "\"format\": 99");
+  nmt::test::write_bytes(latest + "/manifest.json", manifest);
+  expect_refused(latest + "/manifest.json", "newer");
+}
+
+TEST_F(BadCheckpoint, CheckpointOfAnotherModelTypeIsRefused) {
+  std::string manifest = slurp(latest + "/manifest.json");
+  manifest.replace(manifest.find("\"transformer\""), 13, "\"gru\"");
+  nmt::test::write_bytes(latest + "/manifest.json", manifest);
+  expect_refused(latest + "/manifest.json", "gru");
+}
+
+TEST_F(BadCheckpoint, ModelDirectoryWithoutSubwordModelIsRefused) {
+  fs::remove(out + "/spm.model");
+  auto r = run_command("echo hello | " + nmt::test::nmt_binary() + " translate -m " + out);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find(out + "/spm.model"), std::string::npos) << r.err;
+}
+
+TEST_F(BadCheckpoint, ConfigNotMatchingTheWeightsIsRefused) {
+  std::string config = slurp(out + "/config.json");
+  config.replace(config.find("\"d_model\": 32"), 13, "\"d_model\": 64");
+  nmt::test::write_bytes(out + "/config.json", config);
+  auto r = run_command("echo hello | " + nmt::test::nmt_binary() + " translate -m " + out);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find(out + "/model.pt"), std::string::npos) << r.err;
+}
+
+TEST(Resume, OutputDirectoryOfAnotherRunIsRefused) {
+  nmt::test::TempDir dir;
+  const std::string out = dir.file("run");
+  ASSERT_EQ(run_command(train_command(out, 6)).exit_code, 0);
+  // Same data, different recipe: not the same run, so no silent resume and no overwrite.
+  auto r = run_command(train_command(out, 6) + " --lr 0.01");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--resume"), std::string::npos) << r.err;
+  // The same command again resumes (and, being finished, stops at once).
+  auto again = run_command(train_command(out, 6));
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+}
+
+}  // namespace
