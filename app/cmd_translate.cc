@@ -189,6 +189,7 @@ void add_translate_command(CLI::App& app) {
       while (std::getline(std::cin, line)) {
         ++line_no;
         if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (line_no == 1 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);  // UTF-8 BOM
         if (!text::is_valid_utf8(line)) {
           translate_chunk(pending);
           throw RuntimeError(fmt::format("<stdin>:{}: not valid UTF-8", line_no));

@@ -47,6 +47,7 @@ void search_batch(models::Seq2SeqModelImpl& model, const std::vector<Ids>& sourc
     sentences[b].index = ids[b];
     const int64_t src_len = static_cast<int64_t>(std::min<size_t>(rows[b]->size(), options.max_source_len - 1));
     sentences[b].limit = std::max<int64_t>(1, static_cast<int64_t>(options.max_len_a * src_len) + options.max_len_b);
+    sentences[b].limit = std::min(sentences[b].limit, max_target_len(model));
   }
   // At the first step every sentence has one live beam (BOS); afterwards up to K.
   std::vector<int64_t> alive(B);  // alive sentence → index in `sentences`

@@ -29,6 +29,10 @@ std::vector<std::vector<size_t>> length_sorted_batches(const std::vector<Ids>& s
   return batches;
 }
 
+int64_t max_target_len(const models::Seq2SeqModelImpl& model) {
+  return model.config().max_positions - 1;  // BOS takes a position
+}
+
 namespace {
 void decode_batch(models::Seq2SeqModelImpl& model, const std::vector<Ids>& sources, const std::vector<size_t>& ids,
                   const DecodeOptions& options, std::vector<Hypothesis>& out) {
@@ -46,6 +50,7 @@ void decode_batch(models::Seq2SeqModelImpl& model, const std::vector<Ids>& sourc
   for (int64_t b = 0; b < B; ++b) {
     src_len[b] = static_cast<int64_t>(std::min<size_t>(rows[b]->size(), options.max_source_len - 1)) + 1;
     limit[b] = std::max<int64_t>(1, static_cast<int64_t>(options.max_len_a * (src_len[b] - 1)) + options.max_len_b);
+    limit[b] = std::min(limit[b], max_target_len(model));
   }
   const int64_t longest = *std::max_element(limit.begin(), limit.end());
 

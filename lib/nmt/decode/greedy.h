@@ -30,6 +30,9 @@ struct Hypothesis {
 std::vector<Hypothesis> greedy_decode(models::Seq2SeqModelImpl& model, const std::vector<Ids>& sources,
                                       const DecodeOptions& options);
 
+// The longest output the model can produce (its positional limit), whatever max_len_a/b say.
+int64_t max_target_len(const models::Seq2SeqModelImpl& model);
+
 // Orders indices by decreasing source length and cuts them into batches (shared with beam search).
 std::vector<std::vector<size_t>> length_sorted_batches(const std::vector<Ids>& sources, const DecodeOptions& options);
 
