@@ -1,0 +1,47 @@
+// libFuzzer target: the configuration parsers: TOML config files as read by `nmt --config`
+// (CLI11's parser on an app shaped like nmt's) and a model directory's config.json.
+#include <cstdint>
+#include <sstream>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "nmt/models/config.h"
+#include "nmt/util/error.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  {
+    CLI::App app{"fuzz"};
+    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    app.allow_config_extras(CLI::config_extras_mode::error);
+    auto* train = app.add_subcommand("train");
+    std::string s;
+    int64_t i = 0;
+    double d = 0;
+    bool b = false;
+    std::vector<std::string> v;
+    train->add_option("--train", s);
+    train->add_option("--max-steps", i);
+    train->add_option("--lr", d);
+    train->add_option("--pre-norm", b);
+    train->add_option("--ref", v)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    std::istringstream in(text);
+    try {
+      auto items = CLI::ConfigTOML().from_config(in);
+      std::istringstream again(text);
+      app.parse_from_stream(again);
+      (void)items;
+    } catch (const CLI::Error&) {
+    } catch (const std::exception&) {
+    }
+  }
+  try {
+    auto j = nlohmann::json::parse(text);
+    if (j.is_object()) (void)nmt::models::ModelConfig::from_json(j);
+  } catch (const nlohmann::json::exception&) {
+  } catch (const nmt::Error&) {
+  }
+  return 0;
+}
