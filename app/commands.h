@@ -11,5 +11,6 @@ void add_bleu_command(CLI::App& app);
 void add_train_command(CLI::App& app);
 void add_translate_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
+void add_average_command(CLI::App& app);
 
 }  // namespace nmt::cli

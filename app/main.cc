@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   nmt::cli::add_train_command(app);
   nmt::cli::add_translate_command(app);
   nmt::cli::add_eval_command(app);
+  nmt::cli::add_average_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

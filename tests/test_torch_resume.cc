@@ -188,3 +188,40 @@ TEST(Resume, OutputDirectoryOfAnotherRunIsRefused) {
 }
 
 }  // namespace
+
+namespace {
+
+// Averaging two identical checkpoints returns the same weights; averaging different ones gives
+// their mean, and the result is a model directory that translates.
+TEST(Average, IdenticalCheckpointsAverageToThemselves) {
+  nmt::test::TempDir dir;
+  const std::string out = dir.file("run");
+  ASSERT_EQ(run_command(train_command(out, 9)).exit_code, 0);
+  // Make step-9 a copy of step-6 (both verified by the same manifest checksums).
+  fs::remove_all(out + "/checkpoints/step-00000009");
+  fs::copy(out + "/checkpoints/step-00000006", out + "/checkpoints/step-00000009", fs::copy_options::recursive);
+  auto r = run_command(nmt::test::nmt_binary() + " average " + out + " --last 2 -o " + dir.file("avg"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(slurp(dir.file("avg/model.pt")) == slurp(out + "/checkpoints/step-00000006/model.pt"));
+  auto t1 = run_command("printf 'A dog runs.\\n' | " + nmt::test::nmt_binary() + " translate -m " + dir.file("avg"));
+  ASSERT_EQ(t1.exit_code, 0) << t1.err;
+  // Weights equal to step-6's: translating with a directory holding step-6's weights agrees.
+  fs::create_directories(dir.file("six"));
+  fs::copy(out + "/config.json", dir.file("six/config.json"));
+  fs::copy(out + "/spm.model", dir.file("six/spm.model"));
+  fs::copy(out + "/checkpoints/step-00000006/model.pt", dir.file("six/model.pt"));
+  auto t2 = run_command("printf 'A dog runs.\\n' | " + nmt::test::nmt_binary() + " translate -m " + dir.file("six"));
+  EXPECT_EQ(t1.out, t2.out);
+}
+
+TEST(Average, TooFewCheckpointsIsAClearError) {
+  nmt::test::TempDir dir;
+  const std::string out = dir.file("run");
+  ASSERT_EQ(run_command(train_command(out, 6)).exit_code, 0);
+  auto r = run_command(nmt::test::nmt_binary() + " average " + out + " --last 5 -o " + dir.file("avg"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("cannot average the last 5"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir.file("avg")));
+}
+
+}  // namespace

@@ -1,0 +1,25 @@
+// `nmt average`: average the last N checkpoints of a run into a new model directory.
+#include <cstdio>
+
+#include <CLI/CLI.hpp>
+
+#include "commands.h"
+#include "nmt/train/average.h"
+
+namespace nmt::cli {
+
+void add_average_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("average", "Average the weights of a run's last N checkpoints into a new model directory");
+  auto dir = std::make_shared<std::string>();
+  auto out = std::make_shared<std::string>();
+  auto last = std::make_shared<int>(5);
+  cmd->add_option("dir", *dir, "Model directory of the run (with checkpoints/)")->required();
+  cmd->add_option("--last", *last, "How many of the newest checkpoints to average")->capture_default_str();
+  cmd->add_option("-o,--out", *out, "New model directory to write")->required();
+  cmd->callback([dir, out, last] {
+    auto r = train::average_last_checkpoints(*dir, *last, *out);
+    std::fprintf(stderr, "averaged %zu checkpoints into %s\n", r.checkpoints.size(), out->c_str());
+  });
+}
+
+}  // namespace nmt::cli
