@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cmath>
@@ -286,6 +287,18 @@ class MetricsLog {
   std::ofstream out_;
 };
 
+// Whether OUT/config.json was written by a run with the same defining options.
+bool same_run_config(const fs::path& out, const TrainOptions& o) {
+  const fs::path path = out / models::kConfigFile;
+  nlohmann::json saved;
+  try {
+    saved = nlohmann::json::parse(read_file(path.string()));
+  } catch (const nlohmann::json::exception&) {
+    throw RuntimeError(fmt::format("{}: corrupt (not valid JSON)", path.string()));
+  }
+  return saved.contains("train") && run_identity(saved["train"]) == run_identity(o.to_json());
+}
+
 }  // namespace
 
 TrainSummary run_training(const TrainOptions& o_in) {
@@ -305,17 +318,22 @@ TrainSummary run_training(const TrainOptions& o_in) {
   if (fs::exists(out) && !fs::is_directory(out)) throw UsageError(fmt::format("{}: --out exists and is not a directory", o.out_dir));
   if (fs::exists(out) && !fs::is_empty(out)) {
     const bool has_checkpoint = !checkpoints.list().empty();
-    bool same_run = false;
-    if (has_checkpoint && fs::exists(out / models::kConfigFile)) {
-      nlohmann::json saved;
-      try {
-        saved = nlohmann::json::parse(read_file((out / models::kConfigFile).string()));
-      } catch (const nlohmann::json::exception&) {
-        throw RuntimeError(fmt::format("{}: corrupt (not valid JSON)", (out / models::kConfigFile).string()));
-      }
-      same_run = saved.contains("train") && run_identity(saved["train"]) == run_identity(o.to_json());
+    const bool same_run = has_checkpoint && fs::exists(out / models::kConfigFile) && same_run_config(out, o);
+    // A run killed before its first checkpoint leaves only files of its own: the same command
+    // then simply starts again.
+    bool only_own_files = true;
+    for (const auto& entry : fs::directory_iterator(out)) {
+      const std::string name = entry.path().filename().string();
+      static const std::vector<std::string> own = {models::kConfigFile, models::kSubwordFile, models::kWeightsFile,
+                                                   "metrics.jsonl", "checkpoints"};
+      const bool is_own = std::find(own.begin(), own.end(), name) != own.end() ||
+                          (name.size() > 4 && name.compare(name.size() - 4, 4, ".tmp") == 0);
+      if (!is_own) only_own_files = false;
     }
-    if (has_checkpoint && (o.resume || same_run)) {
+    const bool has_config = fs::exists(out / models::kConfigFile);
+    if (!has_checkpoint && only_own_files && (!has_config || same_run_config(out, o))) {
+      for (const char* f : {"metrics.jsonl", "checkpoints"}) fs::remove_all(out / f);
+    } else if (has_checkpoint && (o.resume || same_run)) {
       resuming = true;
     } else if (o.resume) {
       throw UsageError(fmt::format("{}: --resume given but there is no complete checkpoint to resume from", o.out_dir));
