@@ -87,6 +87,7 @@ void add_train_command(CLI::App& app) {
   b.add("--valid-every", [](O& o) -> auto& { return o.valid_every; }, "Validate every N updates (0 = every epoch)")->group("Validation");
   b.add("--log-every", [](O& o) -> auto& { return o.log_every; }, "Log every N updates")->group("Validation");
   b.add("--valid-bleu", [](O& o) -> auto& { return o.valid_bleu; }, "Translate the validation set and report BLEU (true/false)")->group("Validation");
+  b.add("--valid-beam", [](O& o) -> auto& { return o.valid_beam; }, "Beam size for validation BLEU (1 = greedy)")->group("Validation");
   b.add("--best-metric", [](O& o) -> auto& { return o.best_metric; }, "Keep the best model by bleu or loss")->group("Validation");
 
   b.add("--save-every", [](O& o) -> auto& { return o.save_every; }, "Also save a checkpoint every N updates (0 = at validations only)")->group("Checkpoints");

@@ -16,6 +16,7 @@
 
 #include "nmt/data/batching.h"
 #include "nmt/data/corpus.h"
+#include "nmt/decode/beam.h"
 #include "nmt/decode/greedy.h"
 #include "nmt/metrics/bleu.h"
 #include "nmt/models/model_io.h"
@@ -41,7 +42,7 @@ nlohmann::json TrainOptions::to_json() const {
           {"max_tokens", max_tokens}, {"lr_schedule", lr_schedule}, {"max_epochs", max_epochs},
           {"max_steps", max_steps}, {"max_time_s", max_time_s}, {"patience", patience},
           {"valid_every", valid_every}, {"log_every", log_every}, {"valid_bleu", valid_bleu},
-          {"best_metric", best_metric}, {"valid_max_len_b", valid_max_len_b}, {"seed", seed},
+          {"best_metric", best_metric}, {"valid_max_len_b", valid_max_len_b}, {"valid_beam", valid_beam}, {"seed", seed},
           {"threads", threads}, {"save_every", save_every}, {"keep_last", keep_last},
           {"max_bad_steps", max_bad_steps}};
 }
@@ -60,7 +61,7 @@ TrainOptions TrainOptions::from_json(const nlohmann::json& j) {
   get("max_tokens", o.max_tokens); get("lr_schedule", o.lr_schedule); get("max_epochs", o.max_epochs);
   get("max_steps", o.max_steps); get("max_time_s", o.max_time_s); get("patience", o.patience);
   get("valid_every", o.valid_every); get("log_every", o.log_every); get("valid_bleu", o.valid_bleu);
-  get("best_metric", o.best_metric); get("valid_max_len_b", o.valid_max_len_b); get("seed", o.seed);
+  get("best_metric", o.best_metric); get("valid_max_len_b", o.valid_max_len_b); get("valid_beam", o.valid_beam); get("seed", o.seed);
   get("threads", o.threads); get("save_every", o.save_every); get("keep_last", o.keep_last);
   get("max_bad_steps", o.max_bad_steps);
   return o;
@@ -230,10 +231,16 @@ ValidResult validate(models::Seq2SeqModelImpl& model, const text::SubwordModel& 
   if (o.valid_bleu) {
     decode::DecodeOptions d;
     d.max_len_b = o.valid_max_len_b;
-    auto hyps = decode::greedy_decode(model, valid.src, d);
     std::vector<std::string> out;
-    out.reserve(hyps.size());
-    for (const auto& h : hyps) out.push_back(sp.decode(h.tokens));
+    out.reserve(valid.src.size());
+    if (o.valid_beam > 1) {
+      decode::BeamOptions beam;
+      beam.beam = o.valid_beam;
+      for (const auto& n : decode::beam_search(model, valid.src, d, beam))
+        out.push_back(n.empty() ? std::string() : sp.decode(n.front().tokens));
+    } else {
+      for (const auto& h : decode::greedy_decode(model, valid.src, d)) out.push_back(sp.decode(h.tokens));
+    }
     r.bleu = metrics::BleuScorer().corpus_score(out, {valid.tgt_text}).score;
   }
   if (was_training) model.train();

@@ -47,6 +47,7 @@ struct TrainOptions {
   bool valid_bleu = true;
   std::string best_metric = "bleu";  // "bleu" or "loss"
   int64_t valid_max_len_b = 10;
+  int64_t valid_beam = 1;  // beam size for validation BLEU (1 = greedy)
 
   // Checkpoints (OUT/checkpoints/step-N, see checkpoint.h).
   int64_t save_every = 0;    // also save every N updates (0 = at validations only)
