@@ -163,4 +163,21 @@ TEST(Cli, BadOptionValuesAreUsageErrors) {
   EXPECT_FALSE(std::filesystem::exists("/tmp/never"));
 }
 
+// Validation BLEU can use beam search; it is recorded like greedy validation BLEU.
+TEST(Cli, ValidationWithBeamSearchRecordsBleu) {
+  nmt::test::TempDir dir;
+  auto r = run_command(train_tiny(dir.file("m"), "--max-steps 20 --valid-every 10 --valid-beam 3 -q"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(dir.file("m/metrics.jsonl"));
+  int validations = 0;
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line);
+    if (j["event"] != "valid") continue;
+    ++validations;
+    EXPECT_TRUE(j.contains("val_bleu"));
+    EXPECT_GE(j["val_bleu"].get<double>(), 0.0);
+  }
+  EXPECT_EQ(validations, 2);
+}
+
 }  // namespace
