@@ -9,7 +9,7 @@
 
 namespace nmt::test {
 
-static std::string slurp(const std::string& path) {
+std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream s;
   s << in.rdbuf();

@@ -19,6 +19,9 @@ inline std::string bleu_vectors_dir() {
 }
 
 inline std::string source_dir() { return NMT_SOURCE_DIR; }
+
+// A small hand-written fixture under data/fixtures/.
+inline std::string fixture(const std::string& name) { return source_dir() + "/data/fixtures/" + name; }
 inline std::string nmt_binary() { return NMT_BINARY; }
 
 // A fresh empty directory under the system temp dir, removed by the destructor.
@@ -49,6 +52,9 @@ struct CommandResult {
 
 // Runs a shell command line, capturing stdout and stderr separately.
 CommandResult run_command(const std::string& command_line);
+
+// The whole file as bytes ("" when it cannot be read).
+std::string slurp(const std::string& path);
 
 // Writes bytes to a file (for fixtures built inside tests).
 void write_bytes(const std::string& path, const std::string& bytes);

@@ -12,14 +12,8 @@ using nmt::test::run_command;
 
 namespace {
 
-std::string fixture(const std::string& name) { return nmt::test::source_dir() + "/data/fixtures/" + name; }
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using nmt::test::fixture;
+using nmt::test::slurp;
 
 // Starting the binary must not crash in static initialisation (protobuf link order).
 TEST(Cli, BinaryStartsAndPrintsHelp) {

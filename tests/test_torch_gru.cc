@@ -239,14 +239,8 @@ TEST(GruFactory, MakeModelBuildsGruWithSharedEmbeddingOnce) {
 }
 
 // ---------------------------------------------------------------------------------------
-std::string fixture(const std::string& name) { return nmt::test::source_dir() + "/data/fixtures/" + name; }
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using nmt::test::fixture;
+using nmt::test::slurp;
 
 // A tiny GRU learns a handful of pairs by heart through the real CLI and translates them back.
 TEST(GruCli, TinyGruOverfitsThroughTrainAndTranslate) {

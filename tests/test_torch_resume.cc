@@ -20,14 +20,8 @@ using nmt::test::run_command;
 
 namespace {
 
-std::string fixture(const std::string& name) { return nmt::test::source_dir() + "/data/fixtures/" + name; }
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using nmt::test::fixture;
+using nmt::test::slurp;
 
 // Dropout on, so the RNG state matters; checkpoints every few updates.
 std::string train_command(const std::string& out, int steps) {
