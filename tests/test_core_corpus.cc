@@ -25,18 +25,7 @@ namespace {
 
 std::string fixtures() { return nmt::test::source_dir() + "/data/fixtures"; }
 
-// Runs `f`, expecting an nmt::Error of type E whose message contains every fragment.
-template <typename E, typename F>
-void expect_error(F f, std::initializer_list<std::string> fragments) {
-  try {
-    f();
-    ADD_FAILURE() << "no exception thrown";
-  } catch (const E& e) {
-    const std::string msg = e.what();
-    EXPECT_EQ(msg.find('\n'), std::string::npos) << "message must be one line: " << msg;
-    for (const auto& frag : fragments) EXPECT_NE(msg.find(frag), std::string::npos) << "'" << frag << "' not in: " << msg;
-  }
-}
+using nmt::test::expect_error;
 
 // Writes PREFIX.en and PREFIX.fr in a temp dir.
 struct PairFiles {

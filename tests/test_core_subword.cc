@@ -22,17 +22,7 @@ using nmt::test::write_bytes;
 
 namespace {
 
-template <typename E, typename F>
-void expect_error(F f, std::initializer_list<std::string> fragments) {
-  try {
-    f();
-    ADD_FAILURE() << "no exception thrown";
-  } catch (const E& e) {
-    const std::string msg = e.what();
-    EXPECT_EQ(msg.find('\n'), std::string::npos) << "message must be one line: " << msg;
-    for (const auto& frag : fragments) EXPECT_NE(msg.find(frag), std::string::npos) << "'" << frag << "' not in: " << msg;
-  }
-}
+using nmt::test::expect_error;
 
 // Joint source+target sentences of the tiny fixture (always present).
 std::vector<std::string> fixture_sentences() {

@@ -2,7 +2,10 @@
 // Shared helpers for the test suite: where the data lives, temp dirs, running the binary.
 #include <cstdlib>
 #include <filesystem>
+#include <initializer_list>
 #include <string>
+
+#include <gtest/gtest.h>
 
 namespace nmt::test {
 
@@ -55,6 +58,19 @@ CommandResult run_command(const std::string& command_line);
 
 // The whole file as bytes ("" when it cannot be read).
 std::string slurp(const std::string& path);
+
+// Runs `f`, expecting an exception of type E whose one-line message contains every fragment.
+template <typename E, typename F>
+void expect_error(F f, std::initializer_list<std::string> fragments) {
+  try {
+    f();
+    ADD_FAILURE() << "no exception thrown";
+  } catch (const E& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << "message must be one line: " << msg;
+    for (const auto& frag : fragments) EXPECT_NE(msg.find(frag), std::string::npos) << "'" << frag << "' not in: " << msg;
+  }
+}
 
 // Writes bytes to a file (for fixtures built inside tests).
 void write_bytes(const std::string& path, const std::string& bytes);

@@ -1,4 +1,5 @@
 #include "nmt/models/gru_bahdanau.h"
+#include "nmt/models/init.h"
 
 #include <cmath>
 
@@ -6,12 +7,6 @@ namespace nmt::models {
 namespace F = torch::nn::functional;
 
 namespace {
-constexpr double kMaskValue = -1e9;
-
-void init_linear(torch::nn::Linear& linear) {
-  torch::nn::init::xavier_uniform_(linear->weight);
-  if (linear->bias.defined()) torch::nn::init::zeros_(linear->bias);
-}
 
 torch::nn::GRUOptions gru_options(int64_t input, int64_t hidden, int64_t layers, double dropout, bool bidirectional) {
   auto o = torch::nn::GRUOptions(input, hidden).num_layers(layers).batch_first(true).bidirectional(bidirectional);

@@ -1,18 +1,10 @@
 #include "nmt/models/transformer.h"
+#include "nmt/models/init.h"
 
 #include <cmath>
 
 namespace nmt::models {
 namespace F = torch::nn::functional;
-
-namespace {
-constexpr double kMaskValue = -1e9;
-
-void init_linear(torch::nn::Linear& linear) {
-  torch::nn::init::xavier_uniform_(linear->weight);
-  if (linear->bias.defined()) torch::nn::init::zeros_(linear->bias);
-}
-}  // namespace
 
 // ---------------------------------------------------------------------------------------
 ScaledDotProductAttentionImpl::ScaledDotProductAttentionImpl(ScaledDotProductAttentionOptions options_)
