@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -18,6 +19,8 @@
 #include "nmt/train/trainer.h"
 #include "nmt/util/error.h"
 #include "nmt/util/io.h"
+#include "nmt/viz/heatmap.h"
+#include "nmt/viz/progress.h"
 
 namespace nmt::cli {
 
@@ -89,25 +92,118 @@ std::vector<std::string> read_source_lines(const std::string& path, std::istream
   return lines;
 }
 
+// Live "sentences done, sentences/s, ETA" on a terminal; nothing when stderr is redirected or --quiet.
+class TranslateProgress {
+ public:
+  TranslateProgress(size_t total, bool quiet) : line_(!quiet && viz::is_terminal(stderr)), total_(total) {}
+  // Hooks the display into the decoder's per-batch callback.
+  void attach(decode::DecodeOptions& d) {
+    if (!line_.enabled()) return;
+    d.on_batch_done = [this](size_t n) {
+      done_ += n;
+      if (!line_.due()) return;
+      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+      line_.show(fmt::format("translating: {}/{} sentences | {:.1f} sentences/s | elapsed {} | ETA {}", done_, total_,
+                             done_ / std::max(secs, 1e-9), viz::format_duration(secs), viz::eta_text(done_, total_, secs)));
+    };
+  }
+  void finish() { line_.clear(); }
+
+ private:
+  viz::ProgressLine line_;
+  size_t total_, done_ = 0;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
 }  // namespace
 
 namespace {
+// FILE.svg for a single sentence; FILE-N.svg (N = line number) when there are several.
+std::string numbered_path(const std::string& path, size_t line_no, bool several) {
+  if (!several) return path;
+  const auto dot = path.rfind('.');
+  const auto slash = path.rfind('/');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash))
+    return fmt::format("{}-{}", path, line_no);
+  return fmt::format("{}-{}{}", path.substr(0, dot), line_no, path.substr(dot));
+}
+
+std::string attention_title(const decode::DecodeOptions& d, const std::string& model_type) {
+  if (model_type != "transformer") return "additive attention";
+  return fmt::format("cross-attention, layer {}, {}", d.attention_layer < 0 ? std::string("last") : std::to_string(d.attention_layer),
+                     d.attention_head < 0 ? std::string("mean of heads") : fmt::format("head {}", d.attention_head));
+}
+
+// Interactive translation on a terminal: a prompt, each line translated as it is typed with
+// the time it took, `:attn` for the last sentence's attention, `:quit` or Ctrl-D to leave.
+void run_interactive(decode::Translator& translator, const DecodeArgs& a, decode::DecodeOptions d) {
+  d.record_attention = !a.use_beam();
+  const bool color = viz::is_terminal(stdout) && std::getenv("NO_COLOR") == nullptr;
+  std::fprintf(stderr, "nmt %s model, %s. Type a sentence and press Enter; :attn shows the last attention, :help, :quit or Ctrl-D to leave.\n",
+               translator.loaded().model_config.type.c_str(), a.use_beam() ? fmt::format("beam {}", a.beam.beam).c_str() : "greedy decoding");
+  std::string line, last_source;
+  decode::Hypothesis last;
+  bool have_last = false;
+  for (;;) {
+    std::fputs("> ", stderr);
+    std::fflush(stderr);
+    if (!std::getline(std::cin, line)) {
+      std::fputs("\n", stderr);
+      break;
+    }
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const auto cmd = std::string(text::python_strip(std::string_view(line)));
+    if (cmd == ":quit" || cmd == ":q" || cmd == ":exit") break;
+    if (cmd == ":help") {
+      std::fputs("  type a sentence to translate it\n  :attn  attention of the last sentence\n  :quit  leave (or Ctrl-D)\n", stderr);
+      continue;
+    }
+    if (cmd == ":attn") {
+      if (!have_last || last.attention.empty())
+        std::fputs(a.use_beam() ? "attention is recorded with greedy decoding only (--beam 1)\n" : "no sentence translated yet\n", stderr);
+      else
+        std::fputs(viz::attention_text(translator.attention_map(last, last_source), color).c_str(), stdout);
+      std::fflush(stdout);
+      continue;
+    }
+    if (!cmd.empty() && cmd[0] == ':') {
+      std::fprintf(stderr, "unknown command %s (try :help)\n", cmd.c_str());
+      continue;
+    }
+    if (!text::is_valid_utf8(line)) {
+      std::fputs("that line is not valid UTF-8; nothing translated\n", stderr);
+      continue;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<decode::Hypothesis> hyps;
+    decode::TranslateStats stats;
+    std::string out;
+    if (a.use_beam()) {
+      out = translate_lines(translator, {line}, a, d, &stats).front();
+    } else {
+      out = translator.translate({line}, d, &stats, &hyps).front();
+      last = hyps.front();
+      last_source = line;
+      have_last = true;
+    }
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    std::printf("%s\n", out.c_str());
+    std::fflush(stdout);
+    std::fprintf(stderr, "  (%.0f ms%s)\n", ms, stats.truncated ? ", input truncated to the model's limit" : "");
+  }
+}
+
 // One JSON object per translated line: subword tokens of source and target (each ending in
 // </s>) and the decoder's attention, one row per target token, each summing to 1 over the
 // source tokens.
 void write_attention(std::ostream& out, size_t line_no, const decode::Hypothesis& h, const std::string& source,
-                     const text::SubwordModel& sp) {
+                     const decode::Translator& translator) {
+  const auto m = translator.attention_map(h, source);
   nlohmann::json j;
   j["line"] = line_no;
-  auto ids = sp.encode(source);
-  if (!h.attention.empty()) ids.resize(std::min(ids.size(), h.attention.front().size() - 1));  // truncated input
-  auto src_pieces = sp.pieces(ids);
-  if (!ids.empty()) src_pieces.push_back("</s>");
-  auto tgt_pieces = sp.pieces(h.tokens);
-  if (h.attention.size() > h.tokens.size()) tgt_pieces.push_back("</s>");
-  j["source"] = src_pieces;
-  j["target"] = tgt_pieces;
-  j["attention"] = h.attention;
+  j["source"] = m.source;
+  j["target"] = m.target;
+  j["attention"] = m.weights;
   out << j.dump() << '\n';
 }
 }  // namespace
@@ -120,10 +216,13 @@ void add_translate_command(CLI::App& app) {
   auto attention = std::make_shared<std::string>();
   auto layer = std::make_shared<int64_t>(-1);
   auto head = std::make_shared<int64_t>(-1);
+  auto attention_svg = std::make_shared<std::string>();
   add_decode_options(cmd, *a);
   cmd->add_option("-i,--input", *input, "Input file (default: stdin)");
   cmd->add_option("-o,--output", *output, "Output file (default: stdout)");
   cmd->add_option("--attention", *attention, "Write each sentence's tokens and attention matrix to FILE as JSON lines");
+  cmd->add_option("--attention-svg", *attention_svg,
+                  "Draw each sentence's attention as an SVG heatmap: FILE for one line, FILE-N.svg for line N of several");
   cmd->add_option("--attention-layer", *layer, "Transformer decoder layer whose cross-attention is written (-1 = last)")
       ->capture_default_str();
   cmd->add_option("--attention-head", *head, "Transformer head to write (-1 = average over heads)")->capture_default_str();
@@ -132,11 +231,11 @@ void add_translate_command(CLI::App& app) {
                   "score = log-probability / length penalty)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  cmd->callback([a, input, output, attention, layer, head] {
+  cmd->callback([a, input, output, attention, layer, head, attention_svg] {
     train::set_threads(a->threads);
     decode::Translator translator(models::load_model(a->model_dir));
     auto d = decode_options(*a);
-    d.record_attention = !attention->empty();
+    d.record_attention = !attention->empty() || !attention_svg->empty();
     d.attention_layer = *layer;
     d.attention_head = *head;
     std::unique_ptr<std::ofstream> file, attention_file;
@@ -150,13 +249,15 @@ void add_translate_command(CLI::App& app) {
       attention_file = std::make_unique<std::ofstream>(*attention, std::ios::binary | std::ios::trunc);
       if (!*attention_file) throw RuntimeError(fmt::format("{}: cannot write", *attention));
     }
+    if (a->use_beam() && d.record_attention) throw UsageError("--attention/--attention-svg work with greedy decoding only (--beam 1)");
+    const std::string title = attention_title(d, translator.loaded().model_config.type);
+    bool several_svgs = false;  // decided once the input size is known
     decode::TranslateStats stats;
     size_t written = 0;
     // Translates a chunk of lines and writes results at once, so nothing already translated is
     // lost if a later line is bad.
     auto translate_chunk = [&](const std::vector<std::string>& chunk) {
       if (a->use_beam()) {
-        if (attention_file) throw UsageError("--attention works with greedy decoding only (--beam 1)");
         if (a->beam.nbest > a->beam.beam) throw UsageError("--nbest must not exceed --beam");
         auto results = translator.translate_beam(chunk, d, a->beam, &stats);
         for (size_t i = 0; i < results.size(); ++i) {
@@ -172,17 +273,27 @@ void add_translate_command(CLI::App& app) {
         return;
       }
       std::vector<decode::Hypothesis> hyps;
-      auto outs = translator.translate(chunk, d, &stats, attention_file ? &hyps : nullptr);
+      auto outs = translator.translate(chunk, d, &stats, d.record_attention ? &hyps : nullptr);
       for (size_t i = 0; i < outs.size(); ++i) {
         *out << outs[i] << '\n';
-        if (attention_file) write_attention(*attention_file, written + i + 1, hyps[i], chunk[i], translator.subwords());
+        if (attention_file) write_attention(*attention_file, written + i + 1, hyps[i], chunk[i], translator);
+        if (!attention_svg->empty() && !hyps[i].attention.empty())
+          write_file_atomic(numbered_path(*attention_svg, written + i + 1, several_svgs),
+                            viz::attention_svg(translator.attention_map(hyps[i], chunk[i]),
+                                               fmt::format("{} ({})", title, translator.loaded().model_config.type)));
       }
       written += outs.size();
       out->flush();
     };
+    if (input->empty() && output->empty() && isatty(STDIN_FILENO) && !a->quiet) {
+      run_interactive(translator, *a, d);
+      return;
+    }
     if (input->empty()) {
-      // A filter: line by line when interactive, in chunks otherwise.
+      // A filter: line by line when stdin is a terminal (with --quiet), in chunks otherwise.
       const bool interactive = isatty(STDIN_FILENO);
+      // With --attention-svg the whole input is read first, so one line gives FILE itself.
+      const bool buffer_all = !attention_svg->empty();
       std::string line;
       std::vector<std::string> pending;
       size_t line_no = 0;
@@ -195,14 +306,20 @@ void add_translate_command(CLI::App& app) {
           throw RuntimeError(fmt::format("<stdin>:{}: not valid UTF-8", line_no));
         }
         pending.push_back(line);
-        if (interactive || pending.size() >= 1024) {
+        if (!buffer_all && (interactive || pending.size() >= 1024)) {
           translate_chunk(pending);
           pending.clear();
         }
       }
+      several_svgs = line_no > 1;
       translate_chunk(pending);
     } else {
-      translate_chunk(read_source_lines(*input, nullptr));
+      auto lines = read_source_lines(*input, nullptr);
+      several_svgs = lines.size() > 1;
+      TranslateProgress progress(lines.size(), a->quiet);
+      progress.attach(d);
+      translate_chunk(lines);
+      progress.finish();
     }
     warn_truncated(stats, a->quiet);
   });
@@ -222,7 +339,10 @@ void add_eval_command(CLI::App& app) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--save-hyp", *hyp_out, "Write the translations to this file");
   cmd->add_flag("--json", *json, "Print the scores as JSON");
-  cmd->callback([a, src, refs, hyp_out, json] {
+  auto record = std::make_shared<bool>(true);
+  cmd->add_flag("--record,!--no-record", *record,
+                "Append the scores to MODEL/evals.jsonl for nmt report (default: on; a read-only model only warns)");
+  cmd->callback([a, src, refs, hyp_out, json, record] {
     auto lines = read_source_lines(*src, nullptr);
     std::vector<std::vector<std::string>> ref_streams;
     for (const auto& r : *refs) {
@@ -239,7 +359,11 @@ void add_eval_command(CLI::App& app) {
     decode::Translator translator(models::load_model(a->model_dir));
     decode::TranslateStats stats;
     const auto start = std::chrono::steady_clock::now();
-    auto hyps = translate_lines(translator, lines, *a, decode_options(*a), &stats);
+    auto d = decode_options(*a);
+    TranslateProgress progress(lines.size(), a->quiet);
+    progress.attach(d);
+    auto hyps = translate_lines(translator, lines, *a, d, &stats);
+    progress.finish();
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     warn_truncated(stats, a->quiet);
     if (!hyp_out->empty()) {
@@ -250,6 +374,20 @@ void add_eval_command(CLI::App& app) {
     for (auto& h : hyps) h = std::string(text::python_rstrip(h));
     auto bleu = metrics::BleuScorer().corpus_score(hyps, ref_streams);
     auto chrf = metrics::ChrfScorer().corpus_score(hyps, ref_streams);
+    if (*record) {
+      // The test set's name: the source file without its language suffix (test_2016_flickr.en).
+      const std::filesystem::path sp(*src);
+      nlohmann::json r = {{"test_set", (sp.has_extension() ? sp.stem() : sp.filename()).string()},
+                          {"source", *src}, {"references", *refs}, {"beam", a->beam.beam},
+                          {"alpha", a->beam.alpha}, {"length_penalty", a->beam.length_penalty},
+                          {"bleu", {{"score", bleu.score}, {"signature", bleu.signature}}},
+                          {"chrf", {{"score", chrf.score}, {"signature", chrf.signature}}},
+                          {"sentences", lines.size()}, {"seconds", secs}};
+      const auto path = std::filesystem::path(a->model_dir) / "evals.jsonl";
+      std::ofstream f(path, std::ios::app | std::ios::binary);
+      if (f) f << r.dump() << '\n';
+      if (!f && !a->quiet) std::fprintf(stderr, "warning: %s: cannot append the scores\n", path.string().c_str());
+    }
     if (*json) {
       nlohmann::json j = {{"bleu", {{"score", bleu.score}, {"precisions", bleu.precisions}, {"bp", bleu.bp},
                                     {"sys_len", bleu.sys_len}, {"ref_len", bleu.ref_len}, {"signature", bleu.signature}}},
@@ -261,6 +399,45 @@ void add_eval_command(CLI::App& app) {
       if (!a->quiet)
         std::fprintf(stderr, "%zu sentences in %.2fs (%.1f sentences/s)\n", lines.size(), secs, lines.size() / std::max(secs, 1e-9));
     }
+  });
+}
+
+void add_attention_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("attention", "Translate one sentence and draw its attention (SVG file, or text on the terminal)");
+  auto a = std::make_shared<DecodeArgs>();
+  auto sentence = std::make_shared<std::string>();
+  auto out = std::make_shared<std::string>();
+  auto layer = std::make_shared<int64_t>(-1);
+  auto head = std::make_shared<int64_t>(-1);
+  auto as_text = std::make_shared<bool>(false);
+  add_decode_options(cmd, *a);
+  cmd->add_option("sentence", *sentence, "The source sentence")->required();
+  cmd->add_option("-o,--output", *out, "SVG file to write (default: attention.svg)");
+  cmd->add_flag("--text", *as_text, "Print a coloured text heatmap instead of writing an SVG");
+  cmd->add_option("--layer", *layer, "Transformer decoder layer (-1 = last)")->capture_default_str();
+  cmd->add_option("--head", *head, "Transformer head (-1 = average over heads)")->capture_default_str();
+  cmd->callback([a, sentence, out, layer, head, as_text] {
+    if (a->use_beam()) throw UsageError("nmt attention uses greedy decoding (--beam 1)");
+    if (!text::is_valid_utf8(*sentence)) throw UsageError("the sentence is not valid UTF-8");
+    train::set_threads(a->threads);
+    decode::Translator translator(models::load_model(a->model_dir));
+    auto d = decode_options(*a);
+    d.record_attention = true;
+    d.attention_layer = *layer;
+    d.attention_head = *head;
+    std::vector<decode::Hypothesis> hyps;
+    auto outs = translator.translate({*sentence}, d, nullptr, &hyps);
+    std::cout << outs.front() << '\n';
+    if (hyps.front().attention.empty()) throw UsageError("the sentence is empty: nothing to draw");
+    const auto map = translator.attention_map(hyps.front(), *sentence);
+    if (*as_text) {
+      std::cout << viz::attention_text(map, viz::is_terminal(stdout) && std::getenv("NO_COLOR") == nullptr);
+      return;
+    }
+    const std::string path = out->empty() ? "attention.svg" : *out;
+    write_file_atomic(path, viz::attention_svg(map, fmt::format("{} ({})", attention_title(d, translator.loaded().model_config.type),
+                                                                 translator.loaded().model_config.type)));
+    if (!a->quiet) std::fprintf(stderr, "attention heatmap written to %s\n", path.c_str());
   });
 }
 

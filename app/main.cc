@@ -24,6 +24,9 @@ int main(int argc, char** argv) {
   nmt::cli::add_translate_command(app);
   nmt::cli::add_eval_command(app);
   nmt::cli::add_average_command(app);
+  nmt::cli::add_attention_command(app);
+  nmt::cli::add_plot_command(app);
+  nmt::cli::add_report_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -3,7 +3,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <initializer_list>
+#include <map>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -74,5 +77,23 @@ void expect_error(F f, std::initializer_list<std::string> fragments) {
 
 // Writes bytes to a file (for fixtures built inside tests).
 void write_bytes(const std::string& path, const std::string& bytes);
+
+// A strict little XML reader for checking the SVG and HTML nmt writes: every element closed
+// and nested, attributes quoted and unique, entities known. Throws std::runtime_error with
+// the byte offset on the first violation.
+struct XmlElement {
+  std::string name;
+  std::map<std::string, std::string> attributes;
+  std::string text;  // all character data inside, entities decoded
+  std::vector<std::unique_ptr<XmlElement>> children;
+
+  // Every element below (and including) this one with that name, in document order.
+  std::vector<const XmlElement*> find_all(const std::string& element_name) const;
+  std::string attr(const std::string& key) const {
+    auto it = attributes.find(key);
+    return it == attributes.end() ? "" : it->second;
+  }
+};
+std::unique_ptr<XmlElement> parse_xml(const std::string& document);
 
 }  // namespace nmt::test

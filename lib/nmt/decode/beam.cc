@@ -155,7 +155,10 @@ std::vector<std::vector<ScoredHypothesis>> beam_search(models::Seq2SeqModelImpl&
   DecodeOptions batched = options;
   // Each sentence becomes up to K rows: keep the row count per batch what the user asked for.
   batched.max_sentences = std::max<int64_t>(1, options.max_sentences / std::max<int64_t>(1, beam.beam / 2));
-  for (const auto& ids : length_sorted_batches(sources, batched)) search_batch(model, sources, ids, options, beam, out);
+  for (const auto& ids : length_sorted_batches(sources, batched)) {
+    search_batch(model, sources, ids, options, beam, out);
+    if (options.on_batch_done) options.on_batch_done(ids.size());
+  }
   if (was_training) model.train();
   return out;
 }

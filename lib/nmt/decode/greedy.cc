@@ -103,7 +103,10 @@ std::vector<Hypothesis> greedy_decode(models::Seq2SeqModelImpl& model, const std
   const bool was_training = model.is_training();
   model.eval();
   std::vector<Hypothesis> out(sources.size());
-  for (const auto& batch : length_sorted_batches(sources, options)) decode_batch(model, sources, batch, options, out);
+  for (const auto& batch : length_sorted_batches(sources, options)) {
+    decode_batch(model, sources, batch, options, out);
+    if (options.on_batch_done) options.on_batch_done(batch.size());
+  }
   if (was_training) model.train();
   return out;
 }

@@ -1,5 +1,6 @@
 #pragma once
 // Batched greedy decoding on the shared model interface.
+#include <functional>
 #include <vector>
 
 #include "nmt/models/model.h"
@@ -16,6 +17,8 @@ struct DecodeOptions {
   bool record_attention = false;
   int64_t attention_layer = -1;
   int64_t attention_head = -1;
+  // Called after each batch with the number of sentences it finished (progress displays).
+  std::function<void(size_t)> on_batch_done;
 };
 
 struct Hypothesis {

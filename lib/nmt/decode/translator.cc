@@ -68,4 +68,17 @@ std::vector<std::vector<Translator::Scored>> Translator::translate_beam(const st
   return out;
 }
 
+viz::AttentionMap Translator::attention_map(const Hypothesis& h, const std::string& source) const {
+  viz::AttentionMap m;
+  auto ids = model_.subwords.encode(source);
+  // A truncated input has fewer attention columns than subwords (one column is the EOS).
+  if (!h.attention.empty()) ids.resize(std::min(ids.size(), h.attention.front().size() - 1));
+  m.source = model_.subwords.pieces(ids);
+  if (!ids.empty()) m.source.push_back("</s>");
+  m.target = model_.subwords.pieces(h.tokens);
+  if (h.attention.size() > h.tokens.size()) m.target.push_back("</s>");
+  m.weights = h.attention;
+  return m;
+}
+
 }  // namespace nmt::decode

@@ -6,6 +6,7 @@
 #include "nmt/decode/beam.h"
 #include "nmt/decode/greedy.h"
 #include "nmt/models/model_io.h"
+#include "nmt/viz/heatmap.h"
 
 namespace nmt::decode {
 
@@ -32,6 +33,10 @@ class Translator {
   };
   std::vector<std::vector<Scored>> translate_beam(const std::vector<std::string>& lines, DecodeOptions options,
                                                   const BeamOptions& beam, TranslateStats* stats = nullptr);
+
+  // The subword pieces of `source` and of a greedy hypothesis (each side ending in </s> when
+  // it does), with the hypothesis's attention rows, ready to draw.
+  viz::AttentionMap attention_map(const Hypothesis& hypothesis, const std::string& source) const;
 
   models::LoadedModel& loaded() { return model_; }
   const text::SubwordModel& subwords() const { return model_.subwords; }

@@ -26,6 +26,7 @@
 #include "nmt/train/loss.h"
 #include "nmt/util/error.h"
 #include "nmt/util/io.h"
+#include "nmt/viz/progress.h"
 
 namespace nmt::train {
 namespace fs = std::filesystem;
@@ -84,13 +85,6 @@ void set_threads(int threads) {
 }
 
 namespace {
-
-std::string format_duration(double seconds) {
-  const auto s = static_cast<int64_t>(seconds);
-  if (s >= 3600) return fmt::format("{}h{:02}m{:02}s", s / 3600, (s / 60) % 60, s % 60);
-  if (s >= 60) return fmt::format("{}m{:02}s", s / 60, s % 60);
-  return fmt::format("{:.1f}s", seconds);
-}
 
 std::string timestamp() {
   std::time_t now = std::time(nullptr);
@@ -356,7 +350,11 @@ TrainSummary run_training(const TrainOptions& o_in) {
   set_threads(o.threads);
   torch::manual_seed(o.seed);
 
+  // On a terminal: a live progress line per epoch plus permanent lines for events and
+  // validations. Redirected: plain timestamped lines at --log-every.
+  viz::ProgressLine progress(!o.quiet && viz::is_terminal(stderr));
   auto log = [&](const std::string& line) {
+    progress.clear();
     if (!o.quiet) std::fprintf(stderr, "[%s] %s\n", timestamp().c_str(), line.c_str());
   };
 
@@ -463,6 +461,8 @@ TrainSummary run_training(const TrainOptions& o_in) {
       break;
     }
     const auto plan = data::plan_batches(train.lengths, bo, static_cast<uint64_t>(state.epoch));
+    const auto epoch_start = Clock::now();
+    const size_t epoch_first_batch = static_cast<size_t>(state.batch_in_epoch);
     for (size_t bi = static_cast<size_t>(state.batch_in_epoch); bi < plan.size(); ++bi) {
       // Stopping is decided before each update, so a run resumed at its limit stops at once.
       if (g_stop_signal) stop_reason = "signal";
@@ -509,13 +509,25 @@ TrainSummary run_training(const TrainOptions& o_in) {
       window_tokens += batch.tgt_tokens;
       window_src_tokens += batch.src_tokens;
 
+      if (progress.due()) {
+        const double secs = std::chrono::duration<double>(Clock::now() - window_start).count();
+        const double in_epoch = std::chrono::duration<double>(Clock::now() - epoch_start).count();
+        const double loss = window_tokens ? loss_sum.item<double>() / window_tokens : 0.0;
+        progress.show(fmt::format("epoch {} | batch {}/{} | step {} | loss {:.3f} | tok/s {:.0f} | elapsed {} | epoch ETA {}",
+                                  state.epoch, bi + 1, plan.size(), state.step, loss,
+                                  (window_tokens + window_src_tokens) / std::max(secs, 1e-9), viz::format_duration(elapsed()),
+                                  viz::eta_text(static_cast<double>(bi + 1 - epoch_first_batch),
+                                                static_cast<double>(plan.size() - epoch_first_batch), in_epoch)));
+      }
       if (o.log_every > 0 && state.step % o.log_every == 0) {
         const double secs = std::chrono::duration<double>(Clock::now() - window_start).count();
         const double loss = loss_sum.item<double>() / window_tokens, nll = nll_sum.item<double>() / window_tokens;
         const double tps = (window_tokens + window_src_tokens) / std::max(secs, 1e-9);
-        log(fmt::format("step {} | epoch {} | batch {}/{} | loss {:.3f} | ppl {:.2f} | lr {:.3g} | tok/s {:.0f} | elapsed {}",
+        // On a terminal the live line shows this; the numbers still go to metrics.jsonl.
+        if (!progress.enabled())
+          log(fmt::format("step {} | epoch {} | batch {}/{} | loss {:.3f} | ppl {:.2f} | lr {:.3g} | tok/s {:.0f} | elapsed {}",
                         state.step, state.epoch, bi + 1, plan.size(), loss, std::exp(std::min(nll, 50.0)),
-                        learning_rate(o, state.step), tps, format_duration(elapsed())));
+                        learning_rate(o, state.step), tps, viz::format_duration(elapsed())));
         metrics.write({{"event", "train"}, {"step", state.step}, {"epoch", state.epoch}, {"train_loss", loss},
                        {"train_nll", nll}, {"lr", learning_rate(o, state.step)}, {"tokens_per_s", tps},
                        {"wall_time", elapsed()}});
@@ -563,7 +575,7 @@ TrainSummary run_training(const TrainOptions& o_in) {
   }
   if (stop_reason != "signal" && stop_reason != "non-finite")
     log(fmt::format("stopped ({}) after {} steps, {}; best validation {} {:.3f}; model in {}", stop_reason, state.step,
-                    format_duration(summary.seconds), o.best_metric, o.best_metric == "bleu" ? state.best : -state.best,
+                    viz::format_duration(summary.seconds), o.best_metric, o.best_metric == "bleu" ? state.best : -state.best,
                     o.out_dir));
   if (stop_reason == "non-finite")
     throw RuntimeError(fmt::format("training diverged: {} consecutive non-finite updates (see {}/metrics.jsonl)", bad_in_a_row,

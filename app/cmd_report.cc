@@ -1,0 +1,122 @@
+// `nmt report`: one self-contained HTML page comparing runs: configuration, parameters, speed,
+// validation and test scores, curves, attention heatmaps and example translations.
+#include <filesystem>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "nmt/data/corpus.h"
+#include "nmt/decode/translator.h"
+#include "nmt/metrics/bleu.h"
+#include "nmt/train/trainer.h"
+#include "nmt/util/error.h"
+#include "nmt/util/io.h"
+#include "nmt/viz/heatmap.h"
+#include "nmt/viz/plot.h"
+#include "nmt/viz/report.h"
+
+namespace nmt::cli {
+
+namespace {
+
+// The first `n` validation pairs of the run's own configuration (train.valid_prefix or valid_tsv).
+bool examples_from_config(const nlohmann::json& config, size_t n, std::vector<std::string>& src,
+                          std::vector<std::string>& ref, std::string& from) {
+  if (!config.contains("train")) return false;
+  const auto& t = config["train"];
+  const std::string prefix = t.value("valid_prefix", ""), tsv = t.value("valid_tsv", "");
+  const std::string sl = t.value("src_lang", "en"), tl = t.value("tgt_lang", "fr");
+  if (!prefix.empty() && std::filesystem::exists(prefix + "." + sl) && std::filesystem::exists(prefix + "." + tl)) {
+    src = read_lines(prefix + "." + sl);
+    ref = read_lines(prefix + "." + tl);
+    from = prefix + "." + sl;
+  } else if (!tsv.empty() && std::filesystem::exists(tsv)) {
+    for (const auto& line : read_lines(tsv)) {
+      const auto tab = line.find('\t');
+      if (tab == std::string::npos) continue;
+      src.push_back(line.substr(0, tab));
+      ref.push_back(line.substr(tab + 1, line.find('\t', tab + 1) - tab - 1));
+    }
+    from = tsv;
+  } else {
+    return false;
+  }
+  src.resize(std::min(src.size(), n));
+  ref.resize(std::min(ref.size(), n));
+  return true;
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("report", "Write one self-contained HTML page comparing runs");
+  auto dirs = std::make_shared<std::vector<std::string>>();
+  auto out = std::make_shared<std::string>("report.html");
+  auto title = std::make_shared<std::string>("nmt run report");
+  auto src = std::make_shared<std::string>();
+  auto ref = std::make_shared<std::string>();
+  auto examples = std::make_shared<size_t>(8);
+  auto heatmaps = std::make_shared<size_t>(2);
+  auto threads = std::make_shared<int>(0);
+  cmd->add_option("dirs", *dirs, "Model directories")->required()->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("-o,--output", *out, "HTML file to write")->capture_default_str();
+  cmd->add_option("--title", *title, "Page title")->capture_default_str();
+  cmd->add_option("--src", *src, "Source sentences for the examples (default: the first run's validation set)");
+  cmd->add_option("--ref", *ref, "Their references");
+  cmd->add_option("--examples", *examples, "Example sentences translated by each run")->capture_default_str();
+  cmd->add_option("--heatmaps", *heatmaps, "Attention heatmaps per run (of the first examples)")->capture_default_str();
+  cmd->add_option("--threads", *threads, "LibTorch intra-op threads (0 = default)")->capture_default_str();
+  cmd->callback([=] {
+    if (src->empty() != ref->empty()) throw UsageError("--src and --ref go together");
+    train::set_threads(*threads);
+    viz::RunReport report;
+    report.title = *title;
+    std::vector<viz::RunMetrics> metrics;
+    for (const auto& d : *dirs) metrics.push_back(viz::read_run_metrics(d));
+    report.curves_svg = viz::render_panels_svg(viz::training_curves(metrics, viz::XAxis::kStep), 430, 300);
+    if (!src->empty()) {
+      report.example_sources = read_lines(*src);
+      report.example_references = read_lines(*ref);
+      if (report.example_sources.size() != report.example_references.size())
+        throw UsageError(fmt::format("{} has {} lines but {} has {}", *src, report.example_sources.size(), *ref,
+                                     report.example_references.size()));
+      report.example_sources.resize(std::min(report.example_sources.size(), *examples));
+      report.example_references.resize(report.example_sources.size());
+      report.examples_from = *src;
+    }
+    for (size_t r = 0; r < dirs->size(); ++r) {
+      const auto& dir = (*dirs)[r];
+      auto loaded = models::load_model(dir);
+      if (r == 0 && src->empty())
+        examples_from_config(loaded.config, *examples, report.example_sources, report.example_references,
+                             report.examples_from);
+      viz::RunSummary run;
+      run.name = metrics[r].name;
+      run.dir = dir;
+      run.model_type = loaded.model_config.type;
+      run.config = loaded.config;
+      run.parameters = models::count_parameters(*loaded.model);
+      viz::summarize_metrics(metrics[r].train, metrics[r].valid, run);
+      run.evals = viz::read_eval_results(dir);
+      decode::Translator translator(std::move(loaded));
+      decode::DecodeOptions d;
+      d.record_attention = true;
+      std::vector<decode::Hypothesis> hyps;
+      const auto outs = translator.translate(report.example_sources, d, nullptr, &hyps);
+      for (size_t i = 0; i < outs.size(); ++i) {
+        const std::string& reference = report.example_references[i];
+        run.examples.push_back({outs[i], metrics::sentence_bleu(outs[i], {reference}).score});
+        if (i < *heatmaps && !hyps[i].attention.empty()) {
+          const auto m = translator.attention_map(hyps[i], report.example_sources[i]);
+          run.attention_svgs.push_back(viz::attention_svg(m, fmt::format("{}: example {}", run.name, i + 1)));
+        }
+      }
+      report.runs.push_back(std::move(run));
+    }
+    write_file_atomic(*out, viz::render_report_html(report));
+    std::fprintf(stderr, "report on %zu run(s) written to %s\n", report.runs.size(), out->c_str());
+  });
+}
+
+}  // namespace nmt::cli
