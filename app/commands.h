@@ -15,5 +15,6 @@ void add_average_command(CLI::App& app);
 void add_attention_command(CLI::App& app);
 void add_plot_command(CLI::App& app);
 void add_report_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
 
 }  // namespace nmt::cli

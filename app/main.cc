@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   nmt::cli::add_attention_command(app);
   nmt::cli::add_plot_command(app);
   nmt::cli::add_report_command(app);
+  nmt::cli::add_bench_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -12,6 +12,9 @@ packages=(
   libfmt-dev
   nlohmann-json3-dev      # JSON for configs, --json output, metrics.jsonl
   libgtest-dev            # test suite
+  zlib1g-dev              # tests: reading the report's PNG screenshot
+  chromium                # tests: the HTML report rendered in a real headless browser
+  bsdutils                # tests: `script` drives the interactive translator through a pseudo-terminal
 )
 [[ "${NMT_SETUP_BENCH:-0}" == 1 ]] && packages+=(python3-torch libbenchmark-dev)  # scripts/bench.sh
 

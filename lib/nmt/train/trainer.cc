@@ -24,6 +24,7 @@
 #include "nmt/text/subword.h"
 #include "nmt/train/checkpoint.h"
 #include "nmt/train/loss.h"
+#include "nmt/train/step.h"
 #include "nmt/util/error.h"
 #include "nmt/util/io.h"
 #include "nmt/viz/progress.h"
@@ -160,34 +161,6 @@ Corpora read_corpora(const TrainOptions& o) {
   if (c.train.empty()) throw RuntimeError("the training corpus is empty (after skipping bad lines)");
   if (c.valid.empty()) throw RuntimeError("the validation corpus is empty");
   return c;
-}
-
-double learning_rate(const TrainOptions& o, int64_t step) {
-  const double s = static_cast<double>(std::max<int64_t>(step, 1));
-  const double w = static_cast<double>(std::max<int64_t>(o.warmup, 1));
-  if (s < w) return o.lr * s / w;
-  if (o.lr_schedule == "constant") return o.lr;
-  return o.lr * std::sqrt(w / s);
-}
-
-void set_lr(torch::optim::Adam& optimizer, double lr) {
-  for (auto& group : optimizer.param_groups()) static_cast<torch::optim::AdamOptions&>(group.options()).lr(lr);
-}
-
-// The global L2 norm of all gradients, as a 0-dim tensor.
-torch::Tensor grad_norm(const std::vector<torch::Tensor>& params) {
-  std::vector<torch::Tensor> norms;
-  for (const auto& p : params)
-    if (p.grad().defined()) norms.push_back(p.grad().norm());
-  if (norms.empty()) return torch::zeros({});
-  return torch::stack(norms).norm();
-}
-
-// Scales gradients so their global norm is at most max_norm, without a host round trip.
-void clip_gradients(const std::vector<torch::Tensor>& params, const torch::Tensor& norm, double max_norm) {
-  auto coef = (max_norm / (norm + 1e-6)).clamp_max(1.0);
-  for (const auto& p : params)
-    if (p.grad().defined()) p.grad().mul_(coef);
 }
 
 struct ValidResult {
@@ -394,10 +367,7 @@ TrainSummary run_training(const TrainOptions& o_in) {
   // ---- model and optimizer
   models::Seq2SeqModel model = models::make_model(o.model);
   auto params = model->parameters();
-  torch::optim::Adam optimizer(params, torch::optim::AdamOptions(o.lr)
-                                           .betas({o.adam_beta1, o.adam_beta2})
-                                           .eps(o.adam_eps)
-                                           .weight_decay(o.weight_decay));
+  torch::optim::Adam optimizer = make_optimizer(params, o);
   TrainState state;
   if (resuming) {
     const fs::path latest = checkpoints.list().back();
@@ -478,18 +448,10 @@ TrainSummary run_training(const TrainOptions& o_in) {
         t.push_back(&train.tgt[i]);
       }
       Batch batch = make_batch(s, t);
-      set_lr(optimizer, learning_rate(o, state.step + 1));
-      optimizer.zero_grad();
-      auto logits = model->forward(batch.src, batch.src_mask, batch.tgt_in);
-      auto sums = label_smoothed_loss(logits, batch.tgt_out, o.label_smoothing);
-      (sums.loss / static_cast<double>(batch.tgt_tokens)).backward();
-      // One host read per update: a non-finite loss or gradient skips the update (the weights
-      // and Adam moments stay as they were). On CPU this read costs nothing.
-      auto norm = grad_norm(params);
-      const bool finite = std::isfinite(norm.item<double>()) && std::isfinite(sums.loss.item<double>());
+      const StepResult step = train_step(*model, optimizer, params, batch, o, learning_rate(o, state.step + 1));
+      const LossSums& sums = step.sums;
       state.batch_in_epoch = static_cast<int64_t>(bi) + 1;
-      if (!finite) {
-        optimizer.zero_grad();
+      if (!step.applied) {
         state.skipped_steps += 1;
         bad_in_a_row += 1;
         log(fmt::format("warning: non-finite loss or gradient at update {}: skipped ({} in a row, {} in all)",
@@ -501,10 +463,8 @@ TrainSummary run_training(const TrainOptions& o_in) {
         continue;
       }
       bad_in_a_row = 0;
-      if (o.clip_norm > 0) clip_gradients(params, norm, o.clip_norm);
-      optimizer.step();
       state.step += 1;
-      loss_sum += sums.loss.detach().to(torch::kDouble);
+      loss_sum += sums.loss.to(torch::kDouble);
       nll_sum += sums.nll.to(torch::kDouble);
       window_tokens += batch.tgt_tokens;
       window_src_tokens += batch.src_tokens;

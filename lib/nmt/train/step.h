@@ -1,0 +1,33 @@
+#pragma once
+// One optimisation step, shared by the trainer and `nmt bench` so the benchmark times exactly
+// what training runs.
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "nmt/models/model.h"
+#include "nmt/tensor/batch.h"
+#include "nmt/train/loss.h"
+#include "nmt/train/trainer.h"
+
+namespace nmt::train {
+
+// Adam(β1, β2, ε, weight decay) as configured; the learning rate is set per step.
+torch::optim::Adam make_optimizer(const std::vector<torch::Tensor>& params, const TrainOptions& o);
+
+// Warm-up then inverse-sqrt decay (or constant) at update `step` (counted from 1).
+double learning_rate(const TrainOptions& o, int64_t step);
+void set_lr(torch::optim::Adam& optimizer, double lr);
+
+struct StepResult {
+  LossSums sums;      // summed over the batch's target tokens (detached)
+  bool applied = false;  // false: the loss or a gradient was not finite and nothing changed
+};
+
+// zero_grad, teacher-forced forward, label-smoothed loss per target token, backward, then
+// (when loss and gradient norm are finite) clipping and the Adam update at learning rate `lr`.
+// One host read of the gradient norm and loss per step (free on CPU).
+StepResult train_step(models::Seq2SeqModelImpl& model, torch::optim::Adam& optimizer,
+                      const std::vector<torch::Tensor>& params, const Batch& batch, const TrainOptions& o, double lr);
+
+}  // namespace nmt::train
