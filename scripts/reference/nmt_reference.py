@@ -15,26 +15,33 @@ lib/nmt/models builds in C++:
 
 so that (a) nmt's saved weights (DIR/model.pt, a TorchScript archive whose named_parameters()
 are the C++ names) load with strict name + shape checking, and (b) training runs on exactly
-the batches nmt trains on. Initialisation replays nmt's constructors in the same order
-(LibTorch and PyTorch draw from the same generator), so with the same seed the random
-weights should be those of nmt as well. It works on subword ids only (no SentencePiece).
+the batches nmt trains on. It works on subword ids only (no SentencePiece).
+
+With the same libtorch (Debian's 1.13: nmt and python3-torch share libtorch_cpu and OpenBLAS)
+and one thread, it is nmt bit for bit: initialisation replays nmt's constructors in the same
+order (the same generator), so seed S gives nmt's random weights; dropout masks, gradients,
+clipping and Adam updates are identical (checked over 3 updates against nmt checkpoints, both
+models); greedy outputs equal nmt's. Three places needed LibTorch's arithmetic rather than
+the Python idiom (see Linear, label_smoothed_loss, clip_gradients); none changes the cost.
 
 Usage (Debian's python3 with python3-torch; each command prints ONE JSON object on its
 last stdout line):
 
   nmt_reference.py train --config DIR/config.json --batches FILE --warmup W --steps N \
-      --threads T [--seed S] [--blas-threads N]
+      --threads T [--seed S] [--blas-threads N] [--foreach] [--fused-linear]
     FILE: JSON lines {"src": [[ids...], ...], "tgt": [[ids...], ...]}, ids without BOS/EOS
     (as `nmt bench train --dump-batches` writes them). Batches are made exactly as nmt's
     make_batch does (src = ids EOS, tgt_in = BOS ids, tgt_out = ids EOS, padded with 0).
     W untimed then N timed updates, cycling through the file from batch 0. One update =
     zero_grad, teacher-forced forward, label-smoothed loss / target tokens, backward, clip
     (when train.clip_norm > 0), Adam(train.adam_beta1/2, adam_eps, weight_decay) at the
-    constant rate train.lr. Dropout as configured, model in train mode. No host read until
-    the end. Output: {"model", "steps", "seconds", "tokens" (non-pad source tokens incl. EOS
+    constant rate train.lr (no warm-up schedule). Dropout as configured, model in train
+    mode, seed S (default train.seed) set before the model is built. No host read until the
+    end (nmt reads the loss and a gradient norm every update for its non-finite check, free
+    on CPU). Output: {"model", "steps", "seconds", "tokens" (non-pad source tokens incl. EOS
     + target tokens incl. EOS over the timed steps), "tokens_per_s", "peak_rss_mb",
     "final_loss" (label-smoothed loss per target token over the timed steps, as nmt bench
-    train reports it), ...}
+    train reports it), "first_loss" (first update), "last_loss", "parameters", ...}
 
   nmt_reference.py translate --model DIR --ids FILE --batch-size B --threads T \
       --mode cached|naive [--max-len-a 1.5 --max-len-b 10] [--out HYP_IDS] [--limit N]
@@ -68,7 +75,6 @@ import json
 import math
 import os
 import resource
-import sys
 import time
 
 import torch
@@ -92,12 +98,12 @@ TRAIN_DEFAULTS = dict(lr=7e-4, adam_beta1=0.9, adam_beta2=0.98, adam_eps=1e-9, w
 
 
 class Config:
+    """The keys of `defaults`, taken from the JSON section when present (as from_json does)."""
+
     def __init__(self, section, defaults):
-        unknown = set(section) - set(defaults)
         values = dict(defaults)
         values.update({k: v for k, v in section.items() if k in defaults})
         self.__dict__.update(values)
-        self.unknown = sorted(unknown)
 
 
 def read_config(path):
@@ -113,10 +119,28 @@ def read_config(path):
 
 
 # ------------------------------------------------------------------------------ helpers
+class Linear(nn.Linear):
+    """nn.Linear computing as LibTorch's C++ torch::nn::Linear does (torch/nn/functional/
+    linear.h): addmm for 2-D inputs, otherwise matmul then `+= bias`. Python's F.linear fuses
+    the bias into one addmm for contiguous 3-D inputs too, which rounds differently (about
+    1e-7 relative); with this, training reproduces nmt's updates bit for bit.
+    --fused-linear switches back to F.linear."""
+
+    fused = False
+
+    def forward(self, x):
+        if self.fused or (self.bias is not None and x.dim() == 2):
+            return F.linear(x, self.weight, self.bias)
+        out = x.matmul(self.weight.t())
+        if self.bias is not None:
+            out += self.bias
+        return out
+
+
 def make_linear(in_features, out_features, bias=True):
-    """nn.Linear (its constructor draws kaiming/uniform as LibTorch's does), then nmt's
-    init_linear is applied separately, in the C++ order."""
-    return nn.Linear(in_features, out_features, bias=bias)
+    """Its constructor draws kaiming/uniform as LibTorch's does; nmt's init_linear is then
+    applied separately, in the C++ order, so the random stream is consumed identically."""
+    return Linear(in_features, out_features, bias=bias)
 
 
 def init_linear(linear):
@@ -137,10 +161,6 @@ def shared_ref(module, name, value):
     """Keeps a reference to a module owned elsewhere without registering it (the embedding
     tables are registered once, by the model, exactly as in nmt)."""
     module.__dict__[name] = value
-
-
-def dropout(x, p, training):
-    return F.dropout(x, p, training) if training else x
 
 
 # ------------------------------------------------------------------------------ Transformer
@@ -624,6 +644,15 @@ def make_batch(sources, targets):
                 tgt_tokens=tgt_tokens)
 
 
+# LibTorch's `double * tensor` / `tensor / double` are the Scalar overloads (mul.Scalar,
+# div.Scalar), whose backward multiplies in double before rounding to float; Python's `*` and
+# `/` pick the Tensor overloads (float). Calling the Scalar overloads gives nmt's gradients
+# bit for bit (measured: with Python's operators the gradients differ in the last bits).
+mul_scalar = torch.ops.aten.mul.Scalar
+div_scalar = torch.ops.aten.div.Scalar
+norm_scalar = torch.ops.aten.norm.Scalar
+
+
 def label_smoothed_loss(logits, target, epsilon):
     """lib/nmt/train/loss.cc: summed over non-pad positions only (fairseq's formula)."""
     V = logits.size(-1)
@@ -634,8 +663,23 @@ def label_smoothed_loss(logits, target, epsilon):
     nll = -lprobs.gather(1, tgt.unsqueeze(1)).squeeze(1).sum()
     if epsilon <= 0:
         return nll
+    smooth = -lprobs.sum()
     eps_i = epsilon / (V - 1)
-    return (1.0 - epsilon - eps_i) * nll + eps_i * (-lprobs.sum())
+    return mul_scalar(nll, 1.0 - epsilon - eps_i) + mul_scalar(smooth, eps_i)
+
+
+def clip_gradients(params, max_norm):
+    """trainer's grad_norm + clip_gradients, without a host read: the same arithmetic as
+    torch.nn.utils.clip_grad_norm_, but LibTorch's `double / tensor` is fill + div_ where
+    Python's is reciprocal() * double (one rounding more), and Tensor.norm() is aten::norm."""
+    grads = [p.grad for p in params if p.grad is not None]
+    if not grads:
+        return
+    norm = torch.stack([norm_scalar(g, 2) for g in grads]).norm()
+    denom = norm + 1e-6
+    coef = torch.empty_like(denom).fill_(max_norm).div_(denom).clamp_max(1.0)
+    for g in grads:
+        g.mul_(coef)
 
 
 # ------------------------------------------------------------------------------ common
@@ -647,15 +691,18 @@ def set_threads(threads, blas_threads):
     if threads > 0:
         torch.set_num_threads(threads)
     if blas_threads and blas_threads > 0:
+        # The OpenBLAS that torch loaded (found in our own mappings), else the usual sonames.
+        with open("/proc/self/maps") as f:
+            mapped = sorted({line.split()[-1] for line in f if "libopenblas" in line.split()[-1]})
         fn = None
-        for lib in (None, "libopenblas.so.0", "libblas.so.3"):
+        for lib in mapped + ["libopenblas.so.0"]:
             try:
                 fn = getattr(ctypes.CDLL(lib), "openblas_set_num_threads")
                 break
             except (OSError, AttributeError):
                 continue
         if fn is None:
-            raise SystemExit("--blas-threads: openblas_set_num_threads not found (BLAS is not OpenBLAS?)")
+            raise SystemExit("--blas-threads: openblas_set_num_threads not found (the BLAS is not OpenBLAS?)")
         fn(int(blas_threads))
 
 
@@ -666,6 +713,7 @@ def emit(obj):
 # ------------------------------------------------------------------------------ train
 def cmd_train(a):
     set_threads(a.threads, a.blas_threads)
+    Linear.fused = a.fused_linear
     mc, tc = read_config(a.config)
     seed = tc.seed if a.seed is None else a.seed
     batches = []
@@ -688,33 +736,33 @@ def cmd_train(a):
         optimizer.zero_grad(set_to_none=True)
         logits = model(b["src"], b["src_mask"], b["tgt_in"])
         loss = label_smoothed_loss(logits, b["tgt_out"], tc.label_smoothing)
-        (loss / b["tgt_tokens"]).backward()
+        div_scalar(loss, float(b["tgt_tokens"])).backward()
         if tc.clip_norm > 0:
-            torch.nn.utils.clip_grad_norm_(params, tc.clip_norm)
+            clip_gradients(params, tc.clip_norm)
         optimizer.step()
         return loss.detach()
 
-    first_loss = None
+    # (loss tensor, target tokens) of the first update and of the last one, read at the end
+    first = last = None
     for i in range(a.warmup):
-        loss = step(batches[i % len(batches)])
-        if first_loss is None:
-            first_loss = (loss, batches[i % len(batches)]["tgt_tokens"])
+        b = batches[i % len(batches)]
+        last = (step(b), b["tgt_tokens"])
+        first = first or last
     tokens = tgt_tokens = 0
-    losses = []
+    loss_sum = torch.zeros((), dtype=torch.double)  # accumulated as nmt bench train does
     t0 = time.perf_counter()
     for i in range(a.warmup, a.warmup + a.steps):
         b = batches[i % len(batches)]
-        losses.append(step(b))
+        last = (step(b), b["tgt_tokens"])
+        first = first or last
+        loss_sum += last[0].to(torch.double)
         tokens += b["src_tokens"] + b["tgt_tokens"]
         tgt_tokens += b["tgt_tokens"]
     seconds = time.perf_counter() - t0
-    if first_loss is None:
-        first_loss = (losses[0], batches[a.warmup % len(batches)]["tgt_tokens"])
-    final_loss = float(torch.stack(losses).double().sum()) / max(tgt_tokens, 1)
     emit({"impl": "pytorch", "model": mc.type, "steps": a.steps, "seconds": seconds, "tokens": tokens,
-          "tokens_per_s": tokens / seconds, "peak_rss_mb": peak_rss_mb(), "final_loss": final_loss,
-          "last_loss": float(losses[-1]) / batches[(a.warmup + a.steps - 1) % len(batches)]["tgt_tokens"],
-          "first_loss": float(first_loss[0]) / first_loss[1], "parameters": count_parameters(model),
+          "tokens_per_s": tokens / seconds, "peak_rss_mb": peak_rss_mb(),
+          "final_loss": loss_sum.item() / max(tgt_tokens, 1), "first_loss": first[0].item() / first[1],
+          "last_loss": last[0].item() / last[1], "parameters": count_parameters(model),
           "torch_threads": torch.get_num_threads(), "torch_version": torch.__version__})
 
 
@@ -801,6 +849,7 @@ def greedy_decode(model, sources, a, max_target):
 
 def cmd_translate(a):
     set_threads(a.threads, a.blas_threads)
+    Linear.fused = a.fused_linear
     mc, _ = read_config(os.path.join(a.model, "config.json"))
     t_load = time.perf_counter()
     model = make_model(mc)
@@ -826,7 +875,7 @@ def cmd_translate(a):
     if a.out:
         with open(a.out, "w") as f:
             for h in hyps:
-                f.write(json.dumps(h) + "\n")
+                f.write(json.dumps(h, separators=(",", ":")) + "\n")  # as nmt bench --dump-hyp-ids
     n, k = len(sources), sum(len(h) for h in hyps)
     emit({"impl": "pytorch", "model": mc.type, "mode": a.mode, "batch_size": a.batch_size, "sentences": n,
           "seconds": seconds, "sentences_per_s": n / seconds, "target_tokens": k, "target_tokens_per_s": k / seconds,
@@ -848,6 +897,8 @@ def main(argv=None):
     t.add_argument("--seed", type=int, default=None, help="default: train.seed of the config")
     t.add_argument("--foreach", action=argparse.BooleanOptionalAction, default=None,
                    help="Adam's multi-tensor implementation (default: PyTorch's choice)")
+    t.add_argument("--fused-linear", action="store_true",
+                   help="PyTorch's F.linear (bias fused into addmm for 3-D inputs) instead of LibTorch's arithmetic")
     t.set_defaults(func=cmd_train)
 
     d = sub.add_parser("translate", help="greedy translation speed on subword ids")
@@ -861,13 +912,17 @@ def main(argv=None):
     d.add_argument("--max-len-b", type=int, default=10)
     d.add_argument("--order", choices=("length", "input"), default="length",
                    help="batches of length-sorted sentences (as nmt) or in input order")
-    d.add_argument("--out", help="write the output ids as JSON lines, in input order")
+    d.add_argument("--out", help="write the output ids as compact JSON lines in input order (the bytes of nmt bench translate --dump-hyp-ids)")
     d.add_argument("--limit", type=int, default=0, help="only the first N sentences (0 = all)")
+    d.add_argument("--fused-linear", action="store_true",
+                   help="PyTorch's F.linear (bias fused into addmm for 3-D inputs) instead of LibTorch's arithmetic")
     d.set_defaults(func=cmd_translate)
 
     a = p.parse_args(argv)
     if getattr(a, "batch_size", 1) <= 0:
         p.error("--batch-size must be positive")
+    if a.command == "train" and (a.steps <= 0 or a.warmup < 0):
+        p.error("--steps must be positive and --warmup not negative")
     a.func(a)
 
 

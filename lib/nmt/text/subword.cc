@@ -34,6 +34,11 @@
 #include "nmt/util/error.h"
 #include "nmt/util/io.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+// See loader_dlopen(): memory SentencePiece allocates with operator new is seen as malloc'ed.
+extern "C" const char* __asan_default_options() { return "alloc_dealloc_mismatch=0"; }
+#endif
+
 namespace nmt::text {
 namespace {
 
@@ -76,6 +81,28 @@ void bind(void* handle, Fn*& fn, const char* symbol, std::string& missing) {
   if (!fn) missing += fmt::format(" {}", symbol);
 }
 
+using DlopenFn = void* (*)(const char*, int);
+
+#if defined(__SANITIZE_ADDRESS__)
+// AddressSanitizer's dlopen interceptor refuses RTLD_DEEPBIND, because a deep-bound library
+// resolves operator new/delete and malloc/free in its own dependencies first and so may bypass
+// the sanitizer's allocator. Here that is harmless: SentencePiece's dependencies are the
+// process's own libstdc++ and libc, whose operator new calls the (intercepted) malloc. The one
+// visible effect is that a block SentencePiece allocates with new is recorded as malloc'ed, so
+// the alloc/dealloc-kind check is switched off below. glibc's own dlopen, looked up in libc,
+// passes the flag to the loader without the interceptor.
+DlopenFn loader_dlopen() {
+  static DlopenFn fn = [] {
+    void* libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+    auto real = libc ? reinterpret_cast<DlopenFn>(dlsym(libc, "dlopen")) : nullptr;
+    return real ? real : &dlopen;
+  }();
+  return fn;
+}
+#else
+DlopenFn loader_dlopen() { return &dlopen; }
+#endif
+
 const SpmApi& spm() {
   static SpmApi api;
   static std::string error;
@@ -89,20 +116,8 @@ const SpmApi& spm() {
           "nothing against SentencePiece directly (nmt/text/subword.cc loads it in isolation)";
       return;
     }
-    int flags = RTLD_NOW | RTLD_LOCAL;
-#if defined(__SANITIZE_ADDRESS__)
-    // AddressSanitizer refuses RTLD_DEEPBIND. Without it SentencePiece only works in processes
-    // that have not loaded the system libprotobuf; fail clearly instead of crashing inside it.
-    if (protobuf_loaded) {
-      error =
-          "SentencePiece is unavailable in AddressSanitizer builds of programs that load libprotobuf "
-          "(RTLD_DEEPBIND is incompatible with the sanitizer runtime)";
-      return;
-    }
-#else
-    flags |= RTLD_DEEPBIND;
-#endif
-    api.handle = dlopen(kTrainLibrary, flags);
+    const int flags = RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND;
+    api.handle = loader_dlopen()(kTrainLibrary, flags);
     if (!api.handle) {
       const char* why = dlerror();
       error = fmt::format("cannot load SentencePiece ({}): {}", kTrainLibrary, why ? why : "unknown error");
