@@ -130,7 +130,7 @@ std::string numbered_path(const std::string& path, size_t line_no, bool several)
 
 std::string attention_title(const decode::DecodeOptions& d, const std::string& model_type) {
   if (model_type != "transformer") return "additive attention";
-  return fmt::format("cross-attention, layer {}, {}", d.attention_layer < 0 ? std::string("last") : std::to_string(d.attention_layer),
+  return fmt::format("cross-attention, {}, {}", d.attention_layer < 0 ? std::string("last layer") : fmt::format("layer {}", d.attention_layer),
                      d.attention_head < 0 ? std::string("mean of heads") : fmt::format("head {}", d.attention_head));
 }
 

@@ -21,8 +21,10 @@ With the same libtorch (Debian's 1.13: nmt and python3-torch share libtorch_cpu 
 and one thread, it is nmt bit for bit: initialisation replays nmt's constructors in the same
 order (the same generator), so seed S gives nmt's random weights; dropout masks, gradients,
 clipping and Adam updates are identical (checked over 3 updates against nmt checkpoints, both
-models); greedy outputs equal nmt's. Three places needed LibTorch's arithmetic rather than
-the Python idiom (see Linear, label_smoothed_loss, clip_gradients); none changes the cost.
+models), so `train` reports the same final_loss as `nmt bench train` to the last digit; the
+greedy output ids (--out) are byte for byte those of `nmt bench translate --dump-hyp-ids`.
+Three places needed LibTorch's arithmetic rather than the Python idiom (see Linear,
+label_smoothed_loss, clip_gradients); none changes the cost.
 
 Usage (Debian's python3 with python3-torch; each command prints ONE JSON object on its
 last stdout line):
@@ -912,7 +914,8 @@ def main(argv=None):
     d.add_argument("--max-len-b", type=int, default=10)
     d.add_argument("--order", choices=("length", "input"), default="length",
                    help="batches of length-sorted sentences (as nmt) or in input order")
-    d.add_argument("--out", help="write the output ids as compact JSON lines in input order (the bytes of nmt bench translate --dump-hyp-ids)")
+    d.add_argument("--out", help="write the output ids as compact JSON lines, in input order "
+                   "(the bytes of nmt bench translate --dump-hyp-ids)")
     d.add_argument("--limit", type=int, default=0, help="only the first N sentences (0 = all)")
     d.add_argument("--fused-linear", action="store_true",
                    help="PyTorch's F.linear (bias fused into addmm for 3-D inputs) instead of LibTorch's arithmetic")

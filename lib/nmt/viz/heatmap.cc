@@ -45,7 +45,7 @@ std::string attention_svg(const AttentionMap& map, const std::string& title) {
   const double left = tgt_label + 20, top = src_label + 44;
   const double grid_w = cell * map.source.size(), grid_h = cell * map.target.size();
   const double scale_x = left + grid_w + 24;
-  const double width = scale_x + 70, height = std::max(top + grid_h + 30, top + 200);
+  const double width = std::max(scale_x + 70, left + 8.0 * static_cast<double>(display_width(title)) + 20), height = std::max(top + grid_h + 30, top + 200);
   std::string svg = fmt::format(
       R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" viewBox="0 0 {0} {1}" font-family="DejaVu Sans, Arial, sans-serif">)",
       compact_number(width), compact_number(height));

@@ -1,6 +1,7 @@
 #include "nmt/viz/plot.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -115,15 +116,25 @@ void render_panel(std::string& svg, const Panel& panel, double ox, double oy, do
           svg += fmt::format(R"(<circle cx="{}" cy="{}" r="2.5" fill="{}"/>)", compact_number(sx(p.x)), compact_number(sy(p.y)),
                              color);
   }
-  // Legend, top right inside the plot area.
-  double ly = y0 + 8;
+  // Legend inside the plot area, in the corner that hides the fewest data points.
   double lw = 0;
   for (const auto& s : panel.series) lw = std::max(lw, 7.0 * static_cast<double>(s.label.size()) + 34);
-  const double lx = x0 + pw - lw - 6;
+  const double lh = 16.0 * panel.series.size() + 6;
+  double lx = x0 + pw - lw - 6, ly = y0 + 8;
+  size_t fewest = SIZE_MAX;
+  for (auto [cx, cy] : {std::pair{x0 + pw - lw - 6, y0 + 8}, std::pair{x0 + pw - lw - 6, y0 + ph - lh - 8},
+                        std::pair{x0 + 6, y0 + 8}, std::pair{x0 + 6, y0 + ph - lh - 8}}) {
+    size_t hidden = 0;
+    for (const auto& s : panel.series)
+      for (const auto& p : s.points)
+        if (std::isfinite(p.x) && std::isfinite(p.y) && sx(p.x) >= cx && sx(p.x) <= cx + lw && sy(p.y) >= cy &&
+            sy(p.y) <= cy + lh)
+          ++hidden;
+    if (hidden < fewest) fewest = hidden, lx = cx, ly = cy;
+  }
   if (!panel.series.empty())
     svg += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="#ffffff" fill-opacity="0.85" stroke="#cccccc"/>)",
-                       compact_number(lx), compact_number(ly), compact_number(lw),
-                       compact_number(16.0 * panel.series.size() + 6));
+                       compact_number(lx), compact_number(ly), compact_number(lw), compact_number(lh));
   for (size_t i = 0; i < panel.series.size(); ++i) {
     const Series& s = panel.series[i];
     const std::string color = s.color.empty() ? series_color(i + color_offset) : s.color;

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -77,6 +78,13 @@ std::string cell(const std::string& text) { return "<td>" + xml_escape(text) + "
 
 std::string config_value(const nlohmann::json& config, const char* section, const char* key) {
   if (!config.contains(section) || !config[section].contains(key)) return "–";
+  // A model's config.json holds every architecture field; show only its own model's.
+  static const std::set<std::string> kTransformerOnly = {"d_model", "heads", "ffn", "encoder_layers", "decoder_layers"};
+  static const std::set<std::string> kGruOnly = {"embedding", "hidden", "rnn_layers"};
+  const std::string type = config.contains("model") ? config["model"].value("type", "") : "";
+  if (std::string(section) == "model" && ((type == "gru" && kTransformerOnly.count(key)) ||
+                                          (type == "transformer" && kGruOnly.count(key))))
+    return "–";
   const auto& v = config[section][key];
   if (v.is_string()) return v.get<std::string>();
   if (v.is_number_float()) return compact_number(v.get<double>(), 6);
