@@ -66,15 +66,36 @@ void search_batch(models::Seq2SeqModelImpl& model, const std::vector<Ids>& sourc
 
     std::vector<int64_t> next_rows, next_tokens, next_alive;
     std::vector<std::vector<Beam>> next_beams(B);
+    // Top 2K candidates over (beam, token) per sentence: at most K of them can be EOS, so K
+    // live ones remain. Every alive sentence has the same number of beams (1 at the first step,
+    // K afterwards) in practice, and then one batched topk serves them all.
+    const int64_t n0 = static_cast<int64_t>(beams[alive.front()].size());
+    const bool uniform = std::all_of(alive.begin(), alive.end(), [&](int64_t s) {
+      return static_cast<int64_t>(beams[s].size()) == n0;
+    });
+    torch::Tensor all_scores, all_index;
+    int64_t width = 0;
+    if (uniform) {
+      width = std::min<int64_t>(2 * K, n0 * V);
+      auto top = scores.view({static_cast<int64_t>(alive.size()), n0 * V}).topk(width);
+      all_scores = std::get<0>(top).to(torch::kDouble).contiguous();
+      all_index = std::get<1>(top).contiguous();
+    }
     int64_t row_offset = 0;
-    for (int64_t s : alive) {
+    for (size_t a = 0; a < alive.size(); ++a) {
+      const int64_t s = alive[a];
       Sentence& sent = sentences[s];
       const int64_t n_beams = static_cast<int64_t>(beams[s].size());
-      // Top 2K candidates over (beam, token): at most K of them can be EOS, so K live ones remain.
-      auto flat = scores.narrow(0, row_offset, n_beams).reshape({-1});
-      auto top = flat.topk(std::min<int64_t>(2 * K, flat.size(0)));
-      auto top_scores = std::get<0>(top).to(torch::kDouble).contiguous();
-      auto top_index = std::get<1>(top).contiguous();
+      torch::Tensor top_scores, top_index;
+      if (uniform) {
+        top_scores = all_scores[static_cast<int64_t>(a)];
+        top_index = all_index[static_cast<int64_t>(a)];
+      } else {
+        auto flat = scores.narrow(0, row_offset, n_beams).reshape({-1});
+        auto top = flat.topk(std::min<int64_t>(2 * K, flat.size(0)));
+        top_scores = std::get<0>(top).to(torch::kDouble).contiguous();
+        top_index = std::get<1>(top).contiguous();
+      }
       const double* sc = top_scores.data_ptr<double>();
       const int64_t* ix = top_index.data_ptr<int64_t>();
       std::vector<Beam> kept;
