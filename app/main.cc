@@ -1,14 +1,17 @@
 // nmt: one binary, subcommands sharing one options system (CLI11, with TOML configs).
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "nmt/util/blas.h"
 #include "nmt/util/error.h"
 
 int main(int argc, char** argv) {
+  nmt::select_blas_kernels();
   CLI::App app{"nmt: neural machine translation (Transformer and GRU+attention) on LibTorch"};
   app.name("nmt");
   app.require_subcommand(1, 1);
