@@ -26,6 +26,7 @@
 #include "nmt/train/presets.h"
 #include "nmt/train/step.h"
 #include "nmt/train/trainer.h"
+#include "nmt/util/blas.h"
 #include "nmt/util/error.h"
 #include "nmt/util/io.h"
 
@@ -123,7 +124,10 @@ void add_matmul(CLI::App& bench) {
       sizes[std::to_string(n)] = gflops;
       best = std::max(best, gflops);
     }
-    std::cout << nlohmann::json{{"peak_gflops", best}, {"by_size", sizes}, {"threads", *threads}}.dump() << '\n';
+    std::cout << nlohmann::json{{"peak_gflops", best}, {"by_size", sizes}, {"threads", *threads},
+                                {"blas_core", select_blas_kernels()}}
+                     .dump()
+              << '\n';
   });
 }
 

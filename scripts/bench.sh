@@ -35,7 +35,13 @@ record() { # record KEY JSON
 log() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
 log "matmul peak ($T threads)"
-record peak "$("$NMT" bench matmul --threads "$T")"
+peak=$("$NMT" bench matmul --threads "$T")
+record peak "$peak"
+# nmt switches OpenBLAS from its generic fallback to the CPU's own kernels (nmt/util/blas.cc);
+# the reference gets the same kernels, so the comparison is about everything but the BLAS.
+core=$("$PY" -c 'import json,sys; print(json.loads(sys.argv[1]).get("blas_core", ""))' "$peak")
+[[ -n "$core" && -z "${OPENBLAS_CORETYPE:-}" ]] && export OPENBLAS_CORETYPE="$core"
+log "OpenBLAS kernels: ${OPENBLAS_CORETYPE:-library default}"
 
 # name preset max_tokens warmup steps trained-dir
 models=(
@@ -105,7 +111,7 @@ peak = res["peak"]["peak_gflops"]
 rows = []
 def ratio(a, b):
     return f"{a / b:.2f}x" if a and b else "-"
-print(f"Machine matmul peak: {peak:.1f} GFLOP/s (float32, {threads} threads, best of 256..2048).\n")
+print(f"Machine matmul peak: {peak:.1f} GFLOP/s (float32, {threads} threads, best of 256..2048; OpenBLAS kernels: {res['peak'].get('blas_core', '?')}, the same for both).\n")
 print("| model | measure | nmt | PyTorch | nmt / PyTorch |")
 print("|---|---|---:|---:|---:|")
 for name in ["transformer-small", "transformer-base", "gru-small"]:
