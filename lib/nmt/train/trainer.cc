@@ -272,6 +272,8 @@ bool same_run_config(const fs::path& out, const TrainOptions& o) {
   nlohmann::json saved;
   try {
     saved = nlohmann::json::parse(read_file(path.string()));
+    // Through TrainOptions, so options added since (at their defaults) still match.
+    if (saved.contains("train")) saved["train"] = TrainOptions::from_json(saved["train"]).to_json();
   } catch (const nlohmann::json::exception&) {
     throw RuntimeError(fmt::format("{}: corrupt (not valid JSON)", path.string()));
   }
@@ -443,9 +445,8 @@ TrainSummary run_training(const TrainOptions& o_in) {
   state.accum_steps = o.accum_steps;
   if (dist.active()) {
     // Rank 0's weights (fresh or resumed), optimizer moments and position go to every rank.
-    std::vector<torch::Tensor> weights = params;
-    for (const auto& b : model->buffers()) weights.push_back(b);
-    dist.broadcast(weights);
+    // (The models' buffers, e.g. the positional table, are computed, not learned.)
+    dist.broadcast(params);
     const nlohmann::json start = {{"resuming", resuming}, {"state", state.to_json()}};
     const nlohmann::json shared = nlohmann::json::parse(dist.share_from_main("start", is_main ? start.dump() : ""));
     resuming = shared.at("resuming").get<bool>();
