@@ -43,7 +43,7 @@ int free_port() {
 std::string train_command(const std::string& out, int steps, const std::string& extra, bool quiet = true) {
   return nmt::test::nmt_binary() + " train --preset transformer-tiny --train " + fixture("tiny") + " --valid " +
          fixture("tiny") + " --out " + out + " --max-steps " + std::to_string(steps) +
-         " --max-tokens 40 --dropout 0 --attention-dropout 0 --activation-dropout 0 --valid-every 1000 "
+         " --max-tokens 56 --dropout 0 --attention-dropout 0 --activation-dropout 0 --valid-every 1000 "
          "--valid-bleu false --seed 5 --threads 1 " +
          (quiet ? "-q " : "") + extra;
 }

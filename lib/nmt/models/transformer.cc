@@ -31,7 +31,9 @@ torch::Tensor ScaledDotProductAttentionImpl::forward(const torch::Tensor& q, con
   // run by this project's CI (Debian ships LibTorch 1.13); see README "Distributed training".
   if (g_fused_attention && !weights) {
     const double p = is_training() ? options.dropout() : 0.0;
-    return at::scaled_dot_product_attention(q, k, v, mask.defined() ? mask.to(q.scalar_type()) : mask, p, false);
+    const c10::optional<torch::Tensor> additive_mask =
+        mask.defined() ? c10::optional<torch::Tensor>(mask.to(q.scalar_type())) : c10::nullopt;
+    return at::scaled_dot_product_attention(q, k, v, additive_mask, p, /*is_causal=*/false);
   }
 #endif
   // Scaling q (T×dk values) is cheaper than scaling the scores (T×S values).

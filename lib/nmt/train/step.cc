@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include <ATen/autocast_mode.h>
+#include <torch/version.h>
 
 namespace nmt::train {
 
@@ -32,12 +33,21 @@ class AutocastScope {
  public:
   explicit AutocastScope(bool enable) : enabled_(enable) {
     if (!enabled_) return;
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+    at::autocast::set_autocast_dtype(at::kCUDA, at::kBFloat16);  // the per-device API of 2.4+
+    at::autocast::set_autocast_enabled(at::kCUDA, true);
+#else
     at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
     at::autocast::set_enabled(true);
+#endif
   }
   ~AutocastScope() {
     if (!enabled_) return;
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+    at::autocast::set_autocast_enabled(at::kCUDA, false);
+#else
     at::autocast::set_enabled(false);
+#endif
     at::autocast::clear_cache();
   }
   AutocastScope(const AutocastScope&) = delete;
