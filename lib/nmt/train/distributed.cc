@@ -30,6 +30,7 @@ using CollectiveGroup = c10d::ProcessGroup;
 struct Distributed::Impl {
   c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<CollectiveGroup> group;
+  torch::Device device = torch::kCPU;  // where the group's tensors live (NCCL: the GPU)
   bool failed = false;
 };
 
@@ -83,6 +84,7 @@ Distributed::Distributed(const DistOptions& o, const torch::Device& device)
     : rank_(o.rank), world_size_(o.world_size), address_(fmt::format("{}:{}", o.master_addr, o.master_port)),
       timeout_s_(o.timeout_s), impl_(std::make_unique<Impl>()) {
   if (world_size_ <= 1) return;
+  impl_->device = device;
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(o.timeout_s * 1000));
   try {
     c10d::TCPStoreOptions so;
@@ -203,11 +205,11 @@ void Distributed::all_reduce_sum(const std::vector<torch::Tensor>& tensors, size
 int64_t Distributed::all_reduce_max(int64_t value) {
   if (!active()) return value;
   try {
-    std::vector<at::Tensor> one = {torch::tensor({value}, torch::kLong)};
+    std::vector<at::Tensor> one = {torch::full({1}, value, torch::TensorOptions(torch::kLong).device(impl_->device))};
     c10d::AllreduceOptions options;
     options.reduceOp = c10d::ReduceOp::MAX;
     impl_->group->allreduce(one, options)->wait();
-    return one[0].item<int64_t>();
+    return one[0].to(torch::kCPU).item<int64_t>();
   } catch (const std::exception& e) {
     fail("agreeing on when to stop", e);
   }
