@@ -20,7 +20,11 @@ shift
 [[ ${1:-} == train ]] && shift
 bin=${NMT_BIN:-build/nmt}
 [[ -x $bin ]] || { echo "launch-local: $bin not found; build first (cmake --build build)" >&2; exit 1; }
-port=${MASTER_PORT:-$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
+free_port() {  # the kernel's pick for port 0, else a random high port
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' 2>/dev/null ||
+    echo $((20000 + RANDOM % 20000))
+}
+port=${MASTER_PORT:-$(free_port)}
 
 pids=()
 for ((rank = 0; rank < world; rank++)); do
