@@ -280,10 +280,6 @@ bool same_run_config(const fs::path& out, const TrainOptions& o) {
   return saved.contains("train") && run_identity(saved["train"]) == run_identity(o.to_json());
 }
 
-}  // namespace
-
-namespace {
-
 // Stopping must be decided identically on every process, or one would wait forever in a
 // collective the others never enter: each process proposes its reason and the largest code
 // wins (a signal on any process stops all of them).
