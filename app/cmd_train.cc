@@ -78,6 +78,7 @@ void add_train_command(CLI::App& app) {
   b.add("--clip-norm", [](O& o) -> auto& { return o.clip_norm; }, "Gradient-norm clipping (0 = off)")->group("Optimisation");
   b.add("--weight-decay", [](O& o) -> auto& { return o.weight_decay; }, "Adam weight decay")->group("Optimisation");
   b.add("--max-tokens", [](O& o) -> auto& { return o.max_tokens; }, "Padded tokens per side per batch")->group("Optimisation");
+  b.add("--accum-steps", [](O& o) -> auto& { return o.accum_steps; }, "Batches per update on each process (gradient accumulation, fairseq's --update-freq)")->group("Optimisation");
 
   b.add("--max-epochs", [](O& o) -> auto& { return o.max_epochs; }, "Stop after this many epochs (0 = no limit)")->group("Stopping");
   b.add("--max-steps", [](O& o) -> auto& { return o.max_steps; }, "Stop after this many updates (0 = no limit)")->group("Stopping");
@@ -95,6 +96,19 @@ void add_train_command(CLI::App& app) {
   b.add("--max-bad-steps", [](O& o) -> auto& { return o.max_bad_steps; }, "Stop after this many consecutive non-finite updates (each is skipped)")->group("Checkpoints");
   b.add("--seed", [](O& o) -> auto& { return o.seed; }, "Random seed");
   b.add("--threads", [](O& o) -> auto& { return o.threads; }, "LibTorch intra-op threads (0 = default)");
+  b.add("--device", [](O& o) -> auto& { return o.device; }, "cpu, cuda or cuda:N (default: CUDA when available, else cpu)");
+  cmd->add_flag("--bf16", options->bf16, "bf16 autocast of the forward pass (CUDA only)");
+
+  // Data parallelism: unset options come from the launcher's RANK, WORLD_SIZE, LOCAL_RANK,
+  // MASTER_ADDR and MASTER_PORT (torchrun's names); see scripts/launch-local.sh.
+  auto& d = options->dist;
+  cmd->add_option("--dist-rank", d.rank, "This process's rank, 0..world-1 (default $RANK, else 0)")->group("Distributed");
+  cmd->add_option("--dist-world-size", d.world_size, "Number of processes (default $WORLD_SIZE, else 1)")->group("Distributed");
+  cmd->add_option("--dist-local-rank", d.local_rank, "Rank on this machine, picks the GPU (default $LOCAL_RANK)")->group("Distributed");
+  cmd->add_option("--dist-addr", d.master_addr, "Rendezvous host, rank 0's machine (default $MASTER_ADDR, else 127.0.0.1)")->group("Distributed");
+  cmd->add_option("--dist-port", d.master_port, "Rendezvous TCP port (default $MASTER_PORT, else 29500)")->group("Distributed");
+  cmd->add_option("--dist-timeout", d.timeout_s, "Seconds a collective may wait for the other ranks before failing")
+      ->capture_default_str()->group("Distributed");
   b.add("-o,--out", [](O& o) -> auto& { return o.out_dir; }, "Model directory to create")->required();
   cmd->add_flag("--resume", options->resume, "Continue the run in --out from its last checkpoint");
   cmd->add_flag("-q,--quiet", options->quiet, "No progress output (errors still go to stderr)");

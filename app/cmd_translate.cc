@@ -15,6 +15,7 @@
 #include "nmt/decode/translator.h"
 #include "nmt/metrics/bleu.h"
 #include "nmt/metrics/chrf.h"
+#include "nmt/tensor/device.h"
 #include "nmt/text/unicode.h"
 #include "nmt/train/trainer.h"
 #include "nmt/util/error.h"
@@ -29,6 +30,7 @@ namespace {
 struct DecodeArgs {
   std::string model_dir;
   int threads = 0;
+  std::string device;  // empty = CUDA when available, else the CPU
   int64_t batch_size = 64;
   double max_len_a = 1.5;
   int64_t max_len_b = 10;
@@ -37,9 +39,17 @@ struct DecodeArgs {
   bool use_beam() const { return beam.beam > 1 || beam.nbest > 1; }
 };
 
+models::LoadedModel load_on_device(const DecodeArgs& a) {
+  const torch::Device device = resolve_device(a.device);
+  models::LoadedModel loaded = models::load_model(a.model_dir);
+  loaded.model->to(device);
+  return loaded;
+}
+
 void add_decode_options(CLI::App* cmd, DecodeArgs& a) {
   cmd->add_option("-m,--model", a.model_dir, "Model directory written by nmt train")->required();
   cmd->add_option("--threads", a.threads, "LibTorch intra-op threads (0 = default)")->capture_default_str();
+  cmd->add_option("--device", a.device, "cpu, cuda or cuda:N (default: CUDA when available, else cpu)");
   cmd->add_option("--batch-size", a.batch_size, "Sentences per batch")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--max-len-a", a.max_len_a, "Output length limit: a * source length + b")->capture_default_str();
   cmd->add_option("--max-len-b", a.max_len_b, "Output length limit: a * source length + b")->capture_default_str();
@@ -233,7 +243,7 @@ void add_translate_command(CLI::App& app) {
       ->check(CLI::PositiveNumber);
   cmd->callback([a, input, output, attention, layer, head, attention_svg] {
     train::set_threads(a->threads);
-    decode::Translator translator(models::load_model(a->model_dir));
+    decode::Translator translator(load_on_device(*a));
     auto d = decode_options(*a);
     d.record_attention = !attention->empty() || !attention_svg->empty();
     d.attention_layer = *layer;
@@ -356,7 +366,7 @@ void add_eval_command(CLI::App& app) {
       ref_streams.push_back(std::move(ref_lines));
     }
     train::set_threads(a->threads);
-    decode::Translator translator(models::load_model(a->model_dir));
+    decode::Translator translator(load_on_device(*a));
     decode::TranslateStats stats;
     const auto start = std::chrono::steady_clock::now();
     auto d = decode_options(*a);
@@ -420,7 +430,7 @@ void add_attention_command(CLI::App& app) {
     if (a->use_beam()) throw UsageError("nmt attention uses greedy decoding (--beam 1)");
     if (!text::is_valid_utf8(*sentence)) throw UsageError("the sentence is not valid UTF-8");
     train::set_threads(a->threads);
-    decode::Translator translator(models::load_model(a->model_dir));
+    decode::Translator translator(load_on_device(*a));
     auto d = decode_options(*a);
     d.record_attention = true;
     d.attention_layer = *layer;

@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   g++ cmake pkg-config make
   libtorch-dev            # LibTorch 1.13 (CPU): the tensor library and autograd
+  libgloo-dev             # headers of the Gloo library LibTorch's c10d uses (data-parallel training)
   libopenblas0-pthread    # without it LibTorch's matrix products use the reference BLAS (~30x slower)
   libsentencepiece-dev    # subword segmentation
   libcli11-dev            # command line

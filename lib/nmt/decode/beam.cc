@@ -5,6 +5,7 @@
 #include <limits>
 #include <numeric>
 
+#include "nmt/tensor/device.h"
 #include "nmt/util/error.h"
 
 namespace nmt::decode {
@@ -37,7 +38,11 @@ void search_batch(models::Seq2SeqModelImpl& model, const std::vector<Ids>& sourc
   const int64_t K = bo.beam;
   std::vector<const Ids*> rows;
   for (size_t i : ids) rows.push_back(&sources[i]);
-  Batch batch = make_source_batch(rows, options.max_source_len);
+  // The model's device (the CPU unless trained or loaded with --device cuda); host reads of
+  // the chosen tokens go through .to(kCPU), which is free on the CPU.
+  const torch::Device device = model.parameters().front().device();
+  const auto on_device = torch::TensorOptions().dtype(torch::kLong).device(device);
+  Batch batch = to_device(make_source_batch(rows, options.max_source_len), device);
   const int64_t B = batch.size();
   auto memory = model.encode(batch.src, batch.src_mask);
   models::DecoderCache cache = model.start(memory, batch.src_mask);
@@ -53,10 +58,10 @@ void search_batch(models::Seq2SeqModelImpl& model, const std::vector<Ids>& sourc
   std::vector<int64_t> alive(B);  // alive sentence → index in `sentences`
   std::iota(alive.begin(), alive.end(), 0);
   std::vector<std::vector<Beam>> beams(B, std::vector<Beam>(1));
-  auto tokens = torch::full({B}, kBosId, torch::kLong);
+  auto tokens = torch::full({B}, kBosId, on_device);
 
   for (int64_t t = 0; !alive.empty(); ++t) {
-    auto lprobs = torch::log_softmax(model.step(tokens, cache).to(torch::kFloat), -1).contiguous();
+    auto lprobs = torch::log_softmax(model.step(tokens, cache).to(torch::kFloat), -1).to(torch::kCPU).contiguous();
     const int64_t V = lprobs.size(1);
     // Rows are laid out sentence by sentence, beam by beam (as in `beams`).
     std::vector<double> row_scores;
@@ -146,9 +151,9 @@ void search_batch(models::Seq2SeqModelImpl& model, const std::vector<Ids>& sourc
       }
     }
     if (next_alive.empty()) break;
-    auto index = torch::tensor(next_rows, torch::kLong);
+    auto index = torch::tensor(next_rows, torch::kLong).to(device);
     cache.select(index);
-    tokens = torch::tensor(next_tokens, torch::kLong);
+    tokens = torch::tensor(next_tokens, torch::kLong).to(device);
     alive.swap(next_alive);
     for (int64_t s : alive) beams[s] = std::move(next_beams[s]);
   }

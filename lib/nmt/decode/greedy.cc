@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "nmt/tensor/device.h"
+
 namespace nmt::decode {
 using models::kBosId;
 using models::kEosId;
@@ -38,7 +40,11 @@ void decode_batch(models::Seq2SeqModelImpl& model, const std::vector<Ids>& sourc
                   const DecodeOptions& options, std::vector<Hypothesis>& out) {
   std::vector<const Ids*> rows;
   for (size_t i : ids) rows.push_back(&sources[i]);
-  Batch batch = make_source_batch(rows, options.max_source_len);
+  // The model's device (the CPU unless trained or loaded with --device cuda); host reads of
+  // the chosen tokens go through .to(kCPU), which is free on the CPU.
+  const torch::Device device = model.parameters().front().device();
+  const auto on_device = torch::TensorOptions().dtype(torch::kLong).device(device);
+  Batch batch = to_device(make_source_batch(rows, options.max_source_len), device);
   const int64_t B = batch.size();
   auto memory = model.encode(batch.src, batch.src_mask);
   models::DecoderCache cache = model.start(memory, batch.src_mask);
@@ -56,13 +62,14 @@ void decode_batch(models::Seq2SeqModelImpl& model, const std::vector<Ids>& sourc
 
   std::vector<int64_t> alive(B);  // batch row → position in `ids`
   std::iota(alive.begin(), alive.end(), 0);
-  auto tokens = torch::full({B}, kBosId, torch::kLong);
+  auto tokens = torch::full({B}, kBosId, on_device);
   for (int64_t t = 0; t < longest + 1 && !alive.empty(); ++t) {
     auto logits = model.step(tokens, cache);
     auto next = logits.argmax(-1);
-    const int64_t* next_data = next.data_ptr<int64_t>();
+    const auto next_host = next.to(torch::kCPU);
+    const int64_t* next_data = next_host.data_ptr<int64_t>();
     torch::Tensor attention;
-    if (options.record_attention) attention = cache.attention.to(torch::kFloat).contiguous();
+    if (options.record_attention) attention = cache.attention.to(torch::kCPU, torch::kFloat).contiguous();
     std::vector<int64_t> keep;
     keep.reserve(alive.size());
     for (size_t r = 0; r < alive.size(); ++r) {
@@ -84,7 +91,7 @@ void decode_batch(models::Seq2SeqModelImpl& model, const std::vector<Ids>& sourc
     }
     if (keep.size() != alive.size()) {
       if (keep.empty()) break;
-      auto index = torch::tensor(keep, torch::kLong);
+      auto index = torch::tensor(keep, torch::kLong).to(device);
       cache.select(index);
       next = next.index_select(0, index);
       std::vector<int64_t> still;

@@ -1,7 +1,10 @@
 #include "nmt/models/transformer.h"
-#include "nmt/models/init.h"
 
 #include <cmath>
+
+#include <torch/version.h>
+
+#include "nmt/models/init.h"
 
 namespace nmt::models {
 namespace F = torch::nn::functional;
@@ -12,9 +15,27 @@ ScaledDotProductAttentionImpl::ScaledDotProductAttentionImpl(ScaledDotProductAtt
   dropout_ = register_module("dropout", torch::nn::Dropout(options.dropout()));
 }
 
+namespace {
+bool g_fused_attention = true;
+}  // namespace
+
+bool fused_attention_available() { return TORCH_VERSION_MAJOR >= 2; }
+void set_fused_attention(bool enabled) { g_fused_attention = enabled; }
+
 torch::Tensor ScaledDotProductAttentionImpl::forward(const torch::Tensor& q, const torch::Tensor& k,
                                                      const torch::Tensor& v, const torch::Tensor& mask,
                                                      torch::Tensor* weights) {
+#if TORCH_VERSION_MAJOR >= 2
+  // LibTorch 2.x's fused kernel (flash / memory-efficient on CUDA) when nobody needs the
+  // weights. Our mask is additive and finite, which it accepts as is. Compiled but not yet
+  // run by this project's CI (Debian ships LibTorch 1.13); see README "Distributed training".
+  if (g_fused_attention && !weights) {
+    const double p = is_training() ? options.dropout() : 0.0;
+    const c10::optional<torch::Tensor> additive_mask =
+        mask.defined() ? c10::optional<torch::Tensor>(mask.to(q.scalar_type())) : c10::nullopt;
+    return at::scaled_dot_product_attention(q, k, v, additive_mask, p, /*is_causal=*/false);
+  }
+#endif
   // Scaling q (T×dk values) is cheaper than scaling the scores (T×S values).
   const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
   torch::Tensor scores = torch::matmul(q * scale, k.transpose(-2, -1));

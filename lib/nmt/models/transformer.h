@@ -10,6 +10,12 @@ namespace nmt::models {
 // softmax(Q Kᵀ / √d_k + mask) V. Masks are additive float tensors (0 keep, -1e9 drop)
 // built once per batch and broadcast over heads: a large finite value rather than -inf,
 // so a fully masked row gives uniform weights instead of NaN.
+// With LibTorch ≥ 2.0 the attention runs in torch::scaled_dot_product_attention (the fused
+// kernels) unless the weights are asked for; LibTorch 1.13 always runs the hand-written
+// version below. set_fused_attention(false) forces the hand-written one (tests compare them).
+bool fused_attention_available();
+void set_fused_attention(bool enabled);
+
 struct ScaledDotProductAttentionOptions {
   TORCH_ARG(double, dropout) = 0.0;
 };

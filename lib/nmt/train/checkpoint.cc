@@ -34,7 +34,7 @@ nlohmann::json read_json(const fs::path& path) {
 nlohmann::json TrainState::to_json() const {
   return {{"step", step}, {"epoch", epoch}, {"batch_in_epoch", batch_in_epoch}, {"best", best},
           {"has_best", has_best}, {"bad_validations", bad_validations}, {"skipped_steps", skipped_steps},
-          {"elapsed", elapsed}, {"history", history}};
+          {"elapsed", elapsed}, {"history", history}, {"world_size", world_size}, {"accum_steps", accum_steps}};
 }
 
 TrainState TrainState::from_json(const nlohmann::json& j) {
@@ -48,6 +48,9 @@ TrainState TrainState::from_json(const nlohmann::json& j) {
   if (j.contains("skipped_steps")) j.at("skipped_steps").get_to(s.skipped_steps);
   j.at("elapsed").get_to(s.elapsed);
   s.history = j.at("history");
+  // Checkpoints from before data parallelism: one process, no accumulation.
+  if (j.contains("world_size")) j.at("world_size").get_to(s.world_size);
+  if (j.contains("accum_steps")) j.at("accum_steps").get_to(s.accum_steps);
   return s;
 }
 
@@ -143,7 +146,8 @@ nlohmann::json CheckpointManager::verify(const fs::path& checkpoint, const std::
 }
 
 TrainState CheckpointManager::load(const fs::path& checkpoint, torch::nn::Module& model,
-                                   torch::optim::Optimizer& optimizer, const std::string& model_type) {
+                                   torch::optim::Optimizer& optimizer, const std::string& model_type,
+                                   const torch::Device& device) {
   verify(checkpoint, model_type);
   models::load_weights(model, (checkpoint / models::kWeightsFile).string());
   TrainState state;
@@ -155,7 +159,7 @@ TrainState CheckpointManager::load(const fs::path& checkpoint, torch::nn::Module
   }
   try {
     torch::serialize::InputArchive opt;
-    opt.load_from((checkpoint / kOptimizerFile).string());
+    opt.load_from((checkpoint / kOptimizerFile).string(), device);
     optimizer.load(opt);
     torch::serialize::InputArchive rng;
     rng.load_from((checkpoint / kRngFile).string());

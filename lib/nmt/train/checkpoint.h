@@ -6,7 +6,7 @@
 //       optimizer.pt  Adam moments and step counts
 //       rng.pt        the CPU generator (dropout), so a resumed run draws the same numbers
 //       state.json    step, epoch, batch index in the epoch's plan, best metric, early-stopping
-//                     counter, validation history, elapsed time
+//                     counter, validation history, elapsed time, world size and accumulation
 //       manifest.json format version, model type, and a checksum of every file above
 //
 // A checkpoint is written into a hidden temporary directory and renamed into place, so a kill
@@ -36,6 +36,11 @@ struct TrainState {
   int64_t bad_validations = 0;  // validations since the last improvement
   int64_t skipped_steps = 0;    // updates skipped for a non-finite loss or gradient
   double elapsed = 0;           // training seconds, summed over restarts
+  // How each update was made: world_size processes × accum_steps batches each, consecutive in
+  // the epoch's plan. batch_in_epoch and the weights only continue exactly under the same
+  // layout, so a resume with another one is refused.
+  int64_t world_size = 1;
+  int64_t accum_steps = 1;
   nlohmann::json history = nlohmann::json::array();
 
   nlohmann::json to_json() const;
@@ -61,7 +66,8 @@ class CheckpointManager {
   // format, another model type, a missing file or a checksum mismatch → RuntimeError naming
   // the file.
   static TrainState load(const std::filesystem::path& checkpoint, torch::nn::Module& model,
-                         torch::optim::Optimizer& optimizer, const std::string& model_type);
+                         torch::optim::Optimizer& optimizer, const std::string& model_type,
+                         const torch::Device& device = torch::kCPU);
 
   // Checks a checkpoint's manifest and checksums without loading it.
   static nlohmann::json verify(const std::filesystem::path& checkpoint, const std::string& model_type = "");

@@ -1,6 +1,10 @@
 #include "nmt/train/step.h"
 
+#include <algorithm>
 #include <cmath>
+
+#include <ATen/autocast_mode.h>
+#include <torch/version.h>
 
 namespace nmt::train {
 
@@ -24,6 +28,35 @@ void set_lr(torch::optim::Adam& optimizer, double lr) {
 }
 
 namespace {
+// Turns on CUDA autocast to bf16 for its lifetime (compiled everywhere, used only on CUDA).
+class AutocastScope {
+ public:
+  explicit AutocastScope(bool enable) : enabled_(enable) {
+    if (!enabled_) return;
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+    at::autocast::set_autocast_dtype(at::kCUDA, at::kBFloat16);  // the per-device API of 2.4+
+    at::autocast::set_autocast_enabled(at::kCUDA, true);
+#else
+    at::autocast::set_autocast_gpu_dtype(at::kBFloat16);
+    at::autocast::set_enabled(true);
+#endif
+  }
+  ~AutocastScope() {
+    if (!enabled_) return;
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+    at::autocast::set_autocast_enabled(at::kCUDA, false);
+#else
+    at::autocast::set_enabled(false);
+#endif
+    at::autocast::clear_cache();
+  }
+  AutocastScope(const AutocastScope&) = delete;
+  AutocastScope& operator=(const AutocastScope&) = delete;
+
+ private:
+  bool enabled_;
+};
+
 // The global L2 norm of all gradients, as a 0-dim tensor.
 torch::Tensor grad_norm(const std::vector<torch::Tensor>& params) {
   std::vector<torch::Tensor> norms;
@@ -42,15 +75,45 @@ void clip_gradients(const std::vector<torch::Tensor>& params, const torch::Tenso
 }  // namespace
 
 StepResult train_step(models::Seq2SeqModelImpl& model, torch::optim::Adam& optimizer,
-                      const std::vector<torch::Tensor>& params, const Batch& batch, const TrainOptions& o, double lr) {
+                      const std::vector<torch::Tensor>& params, const std::vector<Batch>& micro_batches,
+                      int64_t update_tgt_tokens, const TrainOptions& o, double lr,
+                      const SumAcrossProcesses& sum_across_processes) {
   set_lr(optimizer, lr);
   optimizer.zero_grad();
-  auto logits = model.forward(batch.src, batch.src_mask, batch.tgt_in);
   StepResult r;
-  r.sums = label_smoothed_loss(logits, batch.tgt_out, o.label_smoothing);
-  (r.sums.loss / static_cast<double>(batch.tgt_tokens)).backward();
-  r.sums.loss = r.sums.loss.detach();
-  r.sums.nll = r.sums.nll.detach();
+  const double denominator = static_cast<double>(std::max<int64_t>(update_tgt_tokens, 1));
+  for (const Batch& batch : micro_batches) {
+    torch::Tensor logits;
+    {
+      // bf16 autocast (CUDA only): matrix products in bf16, the loss in fp32.
+      AutocastScope autocast(o.bf16 && batch.src.is_cuda());
+      logits = model.forward(batch.src, batch.src_mask, batch.tgt_in);
+    }
+    LossSums sums = label_smoothed_loss(logits.to(torch::kFloat), batch.tgt_out, o.label_smoothing);
+    (sums.loss / denominator).backward();
+    r.sums.loss = r.sums.loss.defined() ? r.sums.loss + sums.loss.detach() : sums.loss.detach();
+    r.sums.nll = r.sums.nll.defined() ? r.sums.nll + sums.nll.detach() : sums.nll.detach();
+  }
+  if (!r.sums.loss.defined()) {
+    const auto device = params.empty() ? torch::Device(torch::kCPU) : params.front().device();
+    r.sums.loss = torch::zeros({}, torch::TensorOptions().device(device));
+    r.sums.nll = torch::zeros({}, torch::TensorOptions().device(device));
+  }
+  if (sum_across_processes) {
+    // Every process must hand over the same list: a parameter this process's batches did not
+    // reach gets a zero gradient. The loss sums ride along in the same buckets.
+    std::vector<torch::Tensor> tensors;
+    tensors.reserve(params.size() + 1);
+    for (const auto& p : params) {
+      if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
+      tensors.push_back(p.grad());
+    }
+    auto sums = torch::stack({r.sums.loss.to(torch::kFloat), r.sums.nll.to(torch::kFloat)});
+    tensors.push_back(sums);
+    sum_across_processes(tensors);
+    r.sums.loss = sums[0];
+    r.sums.nll = sums[1];
+  }
   // A non-finite loss or gradient skips the update: weights and Adam moments stay as they were.
   auto norm = grad_norm(params);
   if (!std::isfinite(norm.item<double>()) || !std::isfinite(r.sums.loss.item<double>())) {
@@ -61,6 +124,11 @@ StepResult train_step(models::Seq2SeqModelImpl& model, torch::optim::Adam& optim
   optimizer.step();
   r.applied = true;
   return r;
+}
+
+StepResult train_step(models::Seq2SeqModelImpl& model, torch::optim::Adam& optimizer,
+                      const std::vector<torch::Tensor>& params, const Batch& batch, const TrainOptions& o, double lr) {
+  return train_step(model, optimizer, params, std::vector<Batch>{batch}, batch.tgt_tokens, o, lr);
 }
 
 }  // namespace nmt::train

@@ -1,6 +1,7 @@
 #pragma once
 // One optimisation step, shared by the trainer and `nmt bench` so the benchmark times exactly
 // what training runs.
+#include <functional>
 #include <vector>
 
 #include <torch/torch.h>
@@ -23,6 +24,22 @@ struct StepResult {
   LossSums sums;      // summed over the batch's target tokens (detached)
   bool applied = false;  // false: the loss or a gradient was not finite and nothing changed
 };
+
+// Sums tensors in place over the data-parallel processes (Distributed::all_reduce_sum).
+using SumAcrossProcesses = std::function<void(const std::vector<torch::Tensor>&)>;
+
+// One update from several micro-batches: the batches of this process (gradient accumulation
+// and/or data parallelism), where `update_tgt_tokens` counts the target tokens of the whole
+// update over every process. Each micro-batch backpropagates its loss sum / update_tgt_tokens,
+// so after `sum_across_processes` (when given) every process holds exactly the gradient of
+// the combined batch, and the loss sums returned are the whole update's. Clipping, the
+// non-finite check and Adam then see the same numbers on every process, which keeps them in
+// lock-step. An empty `micro_batches` (a process with no batch left at the end of an epoch)
+// contributes zeros.
+StepResult train_step(models::Seq2SeqModelImpl& model, torch::optim::Adam& optimizer,
+                      const std::vector<torch::Tensor>& params, const std::vector<Batch>& micro_batches,
+                      int64_t update_tgt_tokens, const TrainOptions& o, double lr,
+                      const SumAcrossProcesses& sum_across_processes = {});
 
 // zero_grad, teacher-forced forward, label-smoothed loss per target token, backward, then
 // (when loss and gradient norm are finite) clipping and the Adam update at learning rate `lr`.

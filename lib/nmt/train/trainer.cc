@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <sstream>
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <fmt/format.h>
@@ -21,8 +23,10 @@
 #include "nmt/metrics/bleu.h"
 #include "nmt/models/model_io.h"
 #include "nmt/tensor/batch.h"
+#include "nmt/tensor/device.h"
 #include "nmt/text/subword.h"
 #include "nmt/train/checkpoint.h"
+#include "nmt/train/distributed.h"
 #include "nmt/train/loss.h"
 #include "nmt/train/step.h"
 #include "nmt/util/error.h"
@@ -41,12 +45,12 @@ nlohmann::json TrainOptions::to_json() const {
           {"vocab_size", vocab_size}, {"subword_type", subword_type}, {"lr", lr}, {"warmup", warmup},
           {"adam_beta1", adam_beta1}, {"adam_beta2", adam_beta2}, {"adam_eps", adam_eps},
           {"weight_decay", weight_decay}, {"label_smoothing", label_smoothing}, {"clip_norm", clip_norm},
-          {"max_tokens", max_tokens}, {"lr_schedule", lr_schedule}, {"max_epochs", max_epochs},
+          {"max_tokens", max_tokens}, {"accum_steps", accum_steps}, {"lr_schedule", lr_schedule}, {"max_epochs", max_epochs},
           {"max_steps", max_steps}, {"max_time_s", max_time_s}, {"patience", patience},
           {"valid_every", valid_every}, {"log_every", log_every}, {"valid_bleu", valid_bleu},
           {"best_metric", best_metric}, {"valid_max_len_b", valid_max_len_b}, {"valid_beam", valid_beam}, {"seed", seed},
           {"threads", threads}, {"save_every", save_every}, {"keep_last", keep_last},
-          {"max_bad_steps", max_bad_steps}};
+          {"max_bad_steps", max_bad_steps}, {"device", device}, {"bf16", bf16}};
 }
 
 TrainOptions TrainOptions::from_json(const nlohmann::json& j) {
@@ -65,7 +69,8 @@ TrainOptions TrainOptions::from_json(const nlohmann::json& j) {
   get("valid_every", o.valid_every); get("log_every", o.log_every); get("valid_bleu", o.valid_bleu);
   get("best_metric", o.best_metric); get("valid_max_len_b", o.valid_max_len_b); get("valid_beam", o.valid_beam); get("seed", o.seed);
   get("threads", o.threads); get("save_every", o.save_every); get("keep_last", o.keep_last);
-  get("max_bad_steps", o.max_bad_steps);
+  get("max_bad_steps", o.max_bad_steps); get("accum_steps", o.accum_steps); get("device", o.device);
+  get("bf16", o.bf16);
   return o;
 }
 
@@ -170,7 +175,7 @@ struct ValidResult {
 };
 
 ValidResult validate(models::Seq2SeqModelImpl& model, const text::SubwordModel& sp, const EncodedSet& valid,
-                     const TrainOptions& o) {
+                     const TrainOptions& o, const torch::Device& device) {
   ValidResult r;
   const bool was_training = model.is_training();
   model.eval();
@@ -187,9 +192,9 @@ ValidResult validate(models::Seq2SeqModelImpl& model, const text::SubwordModel& 
         s.push_back(&valid.src[i]);
         t.push_back(&valid.tgt[i]);
       }
-      Batch b = make_batch(s, t);
-      auto logits = model.forward(b.src, b.src_mask, b.tgt_in);
-      nll += label_smoothed_loss(logits, b.tgt_out, 0.0).nll.to(torch::kDouble);
+      Batch b = to_device(make_batch(s, t), device);
+      auto logits = model.forward(b.src, b.src_mask, b.tgt_in).to(torch::kFloat);
+      nll += label_smoothed_loss(logits, b.tgt_out, 0.0).nll.to(torch::kCPU, torch::kDouble);
       tokens += b.tgt_tokens;
     }
     r.loss = nll.item<double>() / static_cast<double>(std::max<int64_t>(tokens, 1));
@@ -244,7 +249,7 @@ class SignalScope {
 nlohmann::json run_identity(const nlohmann::json& train) {
   nlohmann::json j = train;
   for (const char* key : {"max_epochs", "max_steps", "max_time_s", "patience", "log_every", "threads", "keep_last",
-                          "save_every", "max_bad_steps"})
+                          "save_every", "max_bad_steps", "device"})
     j.erase(key);
   return j;
 }
@@ -267,10 +272,40 @@ bool same_run_config(const fs::path& out, const TrainOptions& o) {
   nlohmann::json saved;
   try {
     saved = nlohmann::json::parse(read_file(path.string()));
+    // Through TrainOptions, so options added since (at their defaults) still match.
+    if (saved.contains("train")) saved["train"] = TrainOptions::from_json(saved["train"]).to_json();
   } catch (const nlohmann::json::exception&) {
     throw RuntimeError(fmt::format("{}: corrupt (not valid JSON)", path.string()));
   }
   return saved.contains("train") && run_identity(saved["train"]) == run_identity(o.to_json());
+}
+
+// Stopping must be decided identically on every process, or one would wait forever in a
+// collective the others never enter: each process proposes its reason and the largest code
+// wins (a signal on any process stops all of them).
+enum StopCode : int64_t { kKeepGoing = 0, kMaxSteps = 1, kMaxTime = 2, kPatience = 3, kSignal = 4 };
+const char* stop_name(int64_t code) {
+  switch (code) {
+    case kMaxSteps: return "max-steps";
+    case kMaxTime: return "max-time";
+    case kPatience: return "patience";
+    case kSignal: return "signal";
+    default: return "";
+  }
+}
+
+std::string optimizer_bytes(torch::optim::Optimizer& optimizer) {
+  torch::serialize::OutputArchive archive;
+  optimizer.save(archive);
+  std::ostringstream out;
+  archive.save_to(out);
+  return out.str();
+}
+
+void load_optimizer_bytes(torch::optim::Optimizer& optimizer, const std::string& bytes, const torch::Device& device) {
+  torch::serialize::InputArchive archive;
+  archive.load_from(bytes.data(), bytes.size(), device);
+  optimizer.load(archive);
 }
 
 }  // namespace
@@ -279,62 +314,78 @@ TrainSummary run_training(const TrainOptions& o_in) {
   TrainOptions o = o_in;
   if (o.out_dir.empty()) throw UsageError("--out DIR is required");
   if (o.max_tokens <= 0) throw UsageError("--max-tokens must be positive");
+  if (o.accum_steps <= 0) throw UsageError("--accum-steps must be positive");
   if (o.best_metric != "bleu" && o.best_metric != "loss") throw UsageError("--best-metric must be bleu or loss");
   if (o.lr_schedule != "inverse-sqrt" && o.lr_schedule != "constant")
     throw UsageError("--lr-schedule must be inverse-sqrt or constant");
   if (o.best_metric == "bleu" && !o.valid_bleu) o.best_metric = "loss";
+  const DistOptions dist_options = o.dist.resolved();
+  torch::Device device = resolve_device(o.device);
+  // One GPU per process: "cuda" in a multi-process job means the GPU of this LOCAL_RANK.
+  if (device.is_cuda() && dist_options.world_size > 1 && (o.device.empty() || o.device == "cuda"))
+    device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(dist_options.local_rank));
+  if (o.bf16 && !device.is_cuda()) throw UsageError("--bf16 needs a CUDA device (--device cuda)");
   const fs::path out(o.out_dir);
   CheckpointManager checkpoints(out, static_cast<int>(o.keep_last));
   SignalScope signals;  // from the start: a signal during set-up stops before the first update
 
-  // Resume when asked, or when the same command is run again on the same --out.
+  // Joined first, so that when rank 0 refuses the options or the output directory below, its
+  // exit closes the rendezvous and the other ranks fail at once instead of waiting.
+  Distributed dist(dist_options, device);
+  const bool is_main = dist.is_main();
+
+  // Resume when asked, or when the same command is run again on the same --out. Only rank 0
+  // looks at --out (and only rank 0 ever writes there): the other ranks may be on machines
+  // that cannot see it.
   bool resuming = false;
-  if (fs::exists(out) && !fs::is_directory(out)) throw UsageError(fmt::format("{}: --out exists and is not a directory", o.out_dir));
-  if (fs::exists(out) && !fs::is_empty(out)) {
-    const bool has_checkpoint = !checkpoints.list().empty();
-    const bool same_run = has_checkpoint && fs::exists(out / models::kConfigFile) && same_run_config(out, o);
-    // A run killed before its first checkpoint leaves only files of its own: the same command
-    // then simply starts again.
-    bool only_own_files = true;
-    for (const auto& entry : fs::directory_iterator(out)) {
-      const std::string name = entry.path().filename().string();
-      static const std::vector<std::string> own = {models::kConfigFile, models::kSubwordFile, models::kWeightsFile,
-                                                   "metrics.jsonl", "checkpoints"};
-      const bool is_own = std::find(own.begin(), own.end(), name) != own.end() ||
-                          (name.size() > 4 && name.compare(name.size() - 4, 4, ".tmp") == 0);
-      if (!is_own) only_own_files = false;
+  if (is_main) {
+    if (fs::exists(out) && !fs::is_directory(out)) throw UsageError(fmt::format("{}: --out exists and is not a directory", o.out_dir));
+    if (fs::exists(out) && !fs::is_empty(out)) {
+      const bool has_checkpoint = !checkpoints.list().empty();
+      const bool same_run = has_checkpoint && fs::exists(out / models::kConfigFile) && same_run_config(out, o);
+      // A run killed before its first checkpoint leaves only files of its own: the same command
+      // then simply starts again.
+      bool only_own_files = true;
+      for (const auto& entry : fs::directory_iterator(out)) {
+        const std::string name = entry.path().filename().string();
+        static const std::vector<std::string> own = {models::kConfigFile, models::kSubwordFile, models::kWeightsFile,
+                                                     "metrics.jsonl", "checkpoints"};
+        const bool is_own = std::find(own.begin(), own.end(), name) != own.end() ||
+                            (name.size() > 4 && name.compare(name.size() - 4, 4, ".tmp") == 0);
+        if (!is_own) only_own_files = false;
+      }
+      const bool has_config = fs::exists(out / models::kConfigFile);
+      if (!has_checkpoint && only_own_files && (!has_config || same_run_config(out, o))) {
+        for (const char* f : {"metrics.jsonl", "checkpoints"}) fs::remove_all(out / f);
+      } else if (has_checkpoint && (o.resume || same_run)) {
+        resuming = true;
+      } else if (o.resume) {
+        throw UsageError(fmt::format("{}: --resume given but there is no complete checkpoint to resume from", o.out_dir));
+      } else {
+        throw UsageError(fmt::format("{}: output directory is not empty and holds another run (or different options); "
+                                     "use --resume to continue it or choose a new --out",
+                                     o.out_dir));
+      }
     }
-    const bool has_config = fs::exists(out / models::kConfigFile);
-    if (!has_checkpoint && only_own_files && (!has_config || same_run_config(out, o))) {
-      for (const char* f : {"metrics.jsonl", "checkpoints"}) fs::remove_all(out / f);
-    } else if (has_checkpoint && (o.resume || same_run)) {
-      resuming = true;
-    } else if (o.resume) {
-      throw UsageError(fmt::format("{}: --resume given but there is no complete checkpoint to resume from", o.out_dir));
-    } else {
-      throw UsageError(fmt::format("{}: output directory is not empty and holds another run (or different options); "
-                                   "use --resume to continue it or choose a new --out",
-                                   o.out_dir));
-    }
+    std::error_code ec;
+    fs::create_directories(out, ec);
+    if (ec) throw RuntimeError(fmt::format("{}: cannot create: {}", o.out_dir, ec.message()));
   }
-  std::error_code ec;
-  fs::create_directories(out, ec);
-  if (ec) throw RuntimeError(fmt::format("{}: cannot create: {}", o.out_dir, ec.message()));
   set_threads(o.threads);
   torch::manual_seed(o.seed);
 
   // On a terminal: a live progress line per epoch plus permanent lines for events and
-  // validations. Redirected: plain timestamped lines at --log-every.
-  viz::ProgressLine progress(!o.quiet && viz::is_terminal(stderr));
+  // validations. Redirected: plain timestamped lines at --log-every. Only rank 0 talks.
+  viz::ProgressLine progress(!o.quiet && is_main && viz::is_terminal(stderr));
   auto log = [&](const std::string& line) {
     progress.clear();
-    if (!o.quiet) std::fprintf(stderr, "[%s] %s\n", timestamp().c_str(), line.c_str());
+    if (!o.quiet && is_main) std::fprintf(stderr, "[%s] %s\n", timestamp().c_str(), line.c_str());
   };
 
-  // ---- data and subwords
+  // ---- data and subwords (every rank reads the corpus; rank 0 makes the subword model)
   Corpora corpora = read_corpora(o);
   const fs::path sp_path = out / models::kSubwordFile;
-  if (!resuming) {
+  if (is_main && !resuming) {
     std::vector<std::string> joint;
     joint.reserve(corpora.train.size() * 2);
     joint.insert(joint.end(), corpora.train.source.begin(), corpora.train.source.end());
@@ -348,7 +399,13 @@ TrainSummary run_training(const TrainOptions& o_in) {
                     joint.size()));
     text::SubwordModel::train(joint, so, sp_path.string());
   }
-  text::SubwordModel sp = text::SubwordModel::load(sp_path.string());
+  text::SubwordModel sp;
+  if (!dist.active()) {
+    sp = text::SubwordModel::load(sp_path.string());
+  } else {
+    const std::string sp_bytes = dist.share_from_main("spm.model", is_main ? read_file(sp_path.string()) : "");
+    sp = text::SubwordModel::load_from_serialized(sp_bytes, is_main ? sp_path.string() : "rank 0's spm.model");
+  }
   o.model.src_vocab = o.model.tgt_vocab = sp.vocab_size();
   o.model.shared_vocab = true;
 
@@ -362,22 +419,49 @@ TrainSummary run_training(const TrainOptions& o_in) {
                   sp.vocab_size()));
 
   const nlohmann::json config = {{"format", 1}, {"nmt_version", "0.1.0"}, {"model", o.model.to_json()}, {"train", o.to_json()}};
-  write_file_atomic((out / models::kConfigFile).string(), config.dump(2) + "\n");
+  if (is_main) write_file_atomic((out / models::kConfigFile).string(), config.dump(2) + "\n");
 
   // ---- model and optimizer
   models::Seq2SeqModel model = models::make_model(o.model);
+  model->to(device);
   auto params = model->parameters();
   torch::optim::Adam optimizer = make_optimizer(params, o);
   TrainState state;
   if (resuming) {
     const fs::path latest = checkpoints.list().back();
-    state = CheckpointManager::load(latest, *model, optimizer, o.model.type);
+    state = CheckpointManager::load(latest, *model, optimizer, o.model.type, device);
+    if (state.world_size != dist.world_size() || state.accum_steps != o.accum_steps)
+      throw UsageError(fmt::format("{}: checkpoint made with {} process(es) × --accum-steps {}; resume it with the same "
+                                   "(now {} × {})",
+                                   latest.string(), state.world_size, state.accum_steps, dist.world_size(), o.accum_steps));
     log(fmt::format("resumed from {} at step {} (epoch {}, batch {})", latest.string(), state.step, state.epoch,
                     state.batch_in_epoch));
   }
-  log(fmt::format("model: {} with {} parameters; --threads {} (LibTorch intra-op {})", o.model.type,
-                  models::count_parameters(*model), o.threads, torch::get_num_threads()));
-  MetricsLog metrics(out / "metrics.jsonl");
+  state.world_size = dist.world_size();
+  state.accum_steps = o.accum_steps;
+  if (dist.active()) {
+    // Rank 0's weights (fresh or resumed), optimizer moments and position go to every rank.
+    // (The models' buffers, e.g. the positional table, are computed, not learned.)
+    dist.broadcast(params);
+    const nlohmann::json start = {{"resuming", resuming}, {"state", state.to_json()}};
+    const nlohmann::json shared = nlohmann::json::parse(dist.share_from_main("start", is_main ? start.dump() : ""));
+    resuming = shared.at("resuming").get<bool>();
+    if (!is_main) state = TrainState::from_json(shared.at("state"));
+    if (resuming) {
+      const std::string bytes = dist.share_from_main("optimizer", is_main ? optimizer_bytes(optimizer) : "");
+      if (!is_main) load_optimizer_bytes(optimizer, bytes, device);
+    }
+    // Dropout: rank 0 keeps the seeded (or resumed) generator, so a 1-process run is
+    // unchanged; the other ranks draw their own masks.
+    if (!is_main) torch::manual_seed(o.seed + 1000003ULL * static_cast<uint64_t>(dist.rank()) + static_cast<uint64_t>(state.step));
+  }
+  log(fmt::format("model: {} with {} parameters on {}; --threads {} (LibTorch intra-op {}){}", o.model.type,
+                  models::count_parameters(*model), device.str(), o.threads, torch::get_num_threads(),
+                  dist.active() || o.accum_steps > 1
+                      ? fmt::format("; {} process(es) × {} batch(es) per update", dist.world_size(), o.accum_steps)
+                      : ""));
+  std::optional<MetricsLog> metrics;
+  if (is_main) metrics.emplace(out / "metrics.jsonl");
 
   data::BatchOptions bo;
   bo.max_tokens = static_cast<size_t>(o.max_tokens);
@@ -395,13 +479,16 @@ TrainSummary run_training(const TrainOptions& o_in) {
   int64_t saved_step = resuming ? state.step : -1;
 
   auto save = [&] {
+    if (!is_main) return;
     state.elapsed = elapsed();
     checkpoints.save(*model, optimizer, state, o.model.type);
     saved_step = state.step;
   };
 
+  // Rank 0 only: the other ranks meanwhile wait at the next update's first collective.
   auto run_validation = [&] {
-    ValidResult v = validate(*model, sp, valid, o);
+    if (!is_main) return;
+    ValidResult v = validate(*model, sp, valid, o, device);
     const double metric = o.best_metric == "bleu" ? v.bleu : -v.loss;
     const bool improved = !state.has_best || metric > state.best;
     if (improved) {
@@ -416,7 +503,7 @@ TrainSummary run_training(const TrainOptions& o_in) {
                             {"val_loss", v.loss}, {"val_ppl", v.ppl}, {"wall_time", elapsed()}};
     if (o.valid_bleu) entry["val_bleu"] = v.bleu;
     state.history.push_back(entry);
-    metrics.write(entry);
+    metrics->write(entry);
     log(fmt::format("validation | step {} | epoch {} | loss {:.3f} | ppl {:.2f}{} | {}", state.step, state.epoch, v.loss,
                     v.ppl, o.valid_bleu ? fmt::format(" | BLEU {:.2f}", v.bleu) : "",
                     improved ? "new best" : fmt::format("no improvement ({}/{})", state.bad_validations,
@@ -424,6 +511,14 @@ TrainSummary run_training(const TrainOptions& o_in) {
     save();
   };
 
+  // An update takes `per_update` consecutive batches of the epoch's plan (the plan is a pure
+  // function of seed and epoch, so every rank computes the same one): rank r takes the r-th
+  // run of accum_steps of them. Every rank also knows the update's total target tokens from
+  // the plan, which is what makes the summed gradient exactly the combined batch's.
+  const size_t per_update = static_cast<size_t>(o.accum_steps) * static_cast<size_t>(dist.world_size());
+  const SumAcrossProcesses sum_across_processes =
+      dist.active() ? SumAcrossProcesses([&dist](const std::vector<torch::Tensor>& t) { dist.all_reduce_sum(t); })
+                    : SumAcrossProcesses();
   model->train();
   while (stop_reason.empty()) {
     if (o.max_epochs > 0 && state.epoch > o.max_epochs) {
@@ -433,24 +528,42 @@ TrainSummary run_training(const TrainOptions& o_in) {
     const auto plan = data::plan_batches(train.lengths, bo, static_cast<uint64_t>(state.epoch));
     const auto epoch_start = Clock::now();
     const size_t epoch_first_batch = static_cast<size_t>(state.batch_in_epoch);
-    for (size_t bi = static_cast<size_t>(state.batch_in_epoch); bi < plan.size(); ++bi) {
+    for (size_t first = static_cast<size_t>(state.batch_in_epoch); first < plan.size(); first += per_update) {
       // Stopping is decided before each update, so a run resumed at its limit stops at once.
-      if (g_stop_signal) stop_reason = "signal";
-      else if (o.patience > 0 && state.bad_validations >= o.patience) stop_reason = "patience";
-      else if (o.max_steps > 0 && state.step >= o.max_steps) stop_reason = "max-steps";
-      else if (o.max_time_s > 0 && elapsed() >= o.max_time_s) stop_reason = "max-time";
-      if (!stop_reason.empty()) break;
-      std::vector<const Ids*> s, t;
-      s.reserve(plan[bi].size());
-      t.reserve(plan[bi].size());
-      for (size_t i : plan[bi]) {
-        s.push_back(&train.src[i]);
-        t.push_back(&train.tgt[i]);
+      int64_t stop = kKeepGoing;
+      if (g_stop_signal) stop = kSignal;
+      else if (o.patience > 0 && state.bad_validations >= o.patience) stop = kPatience;
+      else if (o.max_steps > 0 && state.step >= o.max_steps) stop = kMaxSteps;
+      else if (o.max_time_s > 0 && elapsed() >= o.max_time_s) stop = kMaxTime;
+      stop = dist.all_reduce_max(stop);
+      if (stop != kKeepGoing) {
+        stop_reason = stop_name(stop);
+        break;
       }
-      Batch batch = make_batch(s, t);
-      const StepResult step = train_step(*model, optimizer, params, batch, o, learning_rate(o, state.step + 1));
+      const size_t end = std::min(plan.size(), first + per_update);
+      int64_t update_tgt_tokens = 0, update_src_tokens = 0;
+      for (size_t b = first; b < end; ++b)
+        for (size_t i : plan[b]) {
+          update_tgt_tokens += static_cast<int64_t>(train.lengths[i].tgt);
+          update_src_tokens += static_cast<int64_t>(train.lengths[i].src);
+        }
+      std::vector<Batch> micro_batches;
+      for (int64_t k = 0; k < o.accum_steps; ++k) {
+        const size_t b = first + static_cast<size_t>(dist.rank() * o.accum_steps + k);
+        if (b >= end) break;
+        std::vector<const Ids*> s, t;
+        s.reserve(plan[b].size());
+        t.reserve(plan[b].size());
+        for (size_t i : plan[b]) {
+          s.push_back(&train.src[i]);
+          t.push_back(&train.tgt[i]);
+        }
+        micro_batches.push_back(to_device(make_batch(s, t), device));
+      }
+      const StepResult step = train_step(*model, optimizer, params, micro_batches, update_tgt_tokens, o,
+                                         learning_rate(o, state.step + 1), sum_across_processes);
       const LossSums& sums = step.sums;
-      state.batch_in_epoch = static_cast<int64_t>(bi) + 1;
+      state.batch_in_epoch = static_cast<int64_t>(end);
       if (!step.applied) {
         state.skipped_steps += 1;
         bad_in_a_row += 1;
@@ -464,19 +577,19 @@ TrainSummary run_training(const TrainOptions& o_in) {
       }
       bad_in_a_row = 0;
       state.step += 1;
-      loss_sum += sums.loss.to(torch::kDouble);
-      nll_sum += sums.nll.to(torch::kDouble);
-      window_tokens += batch.tgt_tokens;
-      window_src_tokens += batch.src_tokens;
+      loss_sum += sums.loss.to(torch::kCPU, torch::kDouble);
+      nll_sum += sums.nll.to(torch::kCPU, torch::kDouble);
+      window_tokens += update_tgt_tokens;
+      window_src_tokens += update_src_tokens;
 
       if (progress.due()) {
         const double secs = std::chrono::duration<double>(Clock::now() - window_start).count();
         const double in_epoch = std::chrono::duration<double>(Clock::now() - epoch_start).count();
         const double loss = window_tokens ? loss_sum.item<double>() / window_tokens : 0.0;
         progress.show(fmt::format("epoch {} | batch {}/{} | step {} | loss {:.3f} | tok/s {:.0f} | elapsed {} | epoch ETA {}",
-                                  state.epoch, bi + 1, plan.size(), state.step, loss,
+                                  state.epoch, end, plan.size(), state.step, loss,
                                   (window_tokens + window_src_tokens) / std::max(secs, 1e-9), viz::format_duration(elapsed()),
-                                  viz::eta_text(static_cast<double>(bi + 1 - epoch_first_batch),
+                                  viz::eta_text(static_cast<double>(end - epoch_first_batch),
                                                 static_cast<double>(plan.size() - epoch_first_batch), in_epoch)));
       }
       if (o.log_every > 0 && state.step % o.log_every == 0) {
@@ -486,11 +599,12 @@ TrainSummary run_training(const TrainOptions& o_in) {
         // On a terminal the live line shows this; the numbers still go to metrics.jsonl.
         if (!progress.enabled())
           log(fmt::format("step {} | epoch {} | batch {}/{} | loss {:.3f} | ppl {:.2f} | lr {:.3g} | tok/s {:.0f} | elapsed {}",
-                        state.step, state.epoch, bi + 1, plan.size(), loss, std::exp(std::min(nll, 50.0)),
+                        state.step, state.epoch, end, plan.size(), loss, std::exp(std::min(nll, 50.0)),
                         learning_rate(o, state.step), tps, viz::format_duration(elapsed())));
-        metrics.write({{"event", "train"}, {"step", state.step}, {"epoch", state.epoch}, {"train_loss", loss},
-                       {"train_nll", nll}, {"lr", learning_rate(o, state.step)}, {"tokens_per_s", tps},
-                       {"wall_time", elapsed()}});
+        if (metrics)
+          metrics->write({{"event", "train"}, {"step", state.step}, {"epoch", state.epoch}, {"train_loss", loss},
+                          {"train_nll", nll}, {"lr", learning_rate(o, state.step)}, {"tokens_per_s", tps},
+                          {"wall_time", elapsed()}});
         loss_sum.zero_();
         nll_sum.zero_();
         window_tokens = window_src_tokens = 0;
@@ -511,12 +625,18 @@ TrainSummary run_training(const TrainOptions& o_in) {
   if (stop_reason == "signal") {
     // Interrupted: keep the state exactly where it is, so --resume continues bit for bit.
     if (saved_step != state.step) save();
-    log(fmt::format("interrupted by signal {} at step {}; checkpoint saved, continue with --resume", summary.signal,
-                    state.step));
+    if (summary.signal)
+      log(fmt::format("interrupted by signal {} at step {}; checkpoint saved, continue with --resume", summary.signal,
+                      state.step));
+    else
+      log(fmt::format("another rank was interrupted by a signal at step {}; checkpoint saved, continue with --resume",
+                      state.step));
   } else if (stop_reason == "non-finite") {
     log(fmt::format("stopping: {} consecutive updates had a non-finite loss or gradient; the last good checkpoint "
                     "and the best weights are kept",
                     bad_in_a_row));
+  } else if (!is_main) {
+    // Rank 0 validates and saves the final weights alone.
   } else if (state.history.empty() || state.history.back()["step"] != state.step) {
     run_validation();  // the final weights are always validated (and saved)
   } else if (saved_step != state.step) {

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "nmt/models/config.h"
+#include "nmt/train/dist_options.h"
 
 namespace nmt::train {
 
@@ -33,6 +34,9 @@ struct TrainOptions {
   double label_smoothing = 0.1;
   double clip_norm = 0.0;  // 0 = off
   int64_t max_tokens = 4096;
+  // Batches per update on each process (fairseq's --update-freq): an update sees
+  // accum_steps × world size batches of the plan.
+  int64_t accum_steps = 1;
   std::string lr_schedule = "inverse-sqrt";  // or "constant" (after warm-up)
 
   // Stopping (0 = no limit).
@@ -56,6 +60,9 @@ struct TrainOptions {
 
   uint64_t seed = 1;
   int threads = 0;  // 0 = LibTorch's default
+  std::string device;  // "cpu", "cuda", "cuda:N"; empty = CUDA when available, else CPU
+  bool bf16 = false;   // bf16 autocast of the forward pass (CUDA only)
+  DistOptions dist;    // data-parallel job (not saved: a property of the launch, not the run)
   std::string out_dir;
   bool resume = false;
   bool quiet = false;
