@@ -151,8 +151,12 @@ void search_batch(models::Seq2SeqModelImpl& model, const std::vector<Ids>& sourc
       }
     }
     if (next_alive.empty()) break;
+    // When every sentence keeps its number of rows, each row keeps its sentence and only the
+    // slots that depend on the target prefix need reordering.
+    bool same_sources = next_alive.size() == alive.size();
+    for (int64_t s : next_alive) same_sources = same_sources && next_beams[s].size() == beams[s].size();
     auto index = torch::tensor(next_rows, torch::kLong).to(device);
-    cache.select(index);
+    cache.select(index, same_sources);
     tokens = torch::tensor(next_tokens, torch::kLong).to(device);
     alive.swap(next_alive);
     for (int64_t s : alive) beams[s] = std::move(next_beams[s]);

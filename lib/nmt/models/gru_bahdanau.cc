@@ -191,6 +191,7 @@ DecoderCache GruBahdanauImpl::start(const torch::Tensor& memory, const torch::Te
   cache.tensors.push_back(memory.contiguous());
   cache.tensors.push_back(AdditiveAttentionImpl::additive_mask(src_mask));
   cache.tensors.push_back(decoder_->initial_state(memory, src_mask).contiguous());
+  cache.per_source = {true, true, true, false};  // keys, memory, mask; the hidden state is per row
   return cache;
 }
 

@@ -29,10 +29,20 @@ struct DecoderCache {
   int64_t attention_head = -1;   // Transformer: -1 = average over heads
   torch::Tensor attention;
 
-  // Keeps the rows `index` (int64 [n]) of every cached tensor, in that order.
-  void select(const torch::Tensor& index) {
-    for (auto& t : tensors)
-      if (t.defined()) t = t.index_select(0, index);
+  // Per slot: true when the tensor depends only on the row's source sentence (source mask,
+  // cross-attention keys/values, projected memory), not on the target prefix.
+  std::vector<bool> per_source;
+
+  // Keeps the rows `index` (int64 [n]) of every cached tensor, in that order. With
+  // `same_sources` the caller promises that new row i translates the same source sentence as
+  // old row i (beam search reordering beams within each sentence): the per-source slots are
+  // then identical already and are not copied.
+  void select(const torch::Tensor& index, bool same_sources = false) {
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      if (!tensors[i].defined()) continue;
+      if (same_sources && i < per_source.size() && per_source[i]) continue;
+      tensors[i] = tensors[i].index_select(0, index);
+    }
   }
 };
 

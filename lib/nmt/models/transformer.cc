@@ -370,11 +370,13 @@ torch::Tensor TransformerImpl::encode(const torch::Tensor& src, const torch::Ten
 DecoderCache TransformerImpl::start(const torch::Tensor& memory, const torch::Tensor& src_mask) {
   DecoderCache cache;
   cache.tensors.push_back(additive_mask(src_mask));
+  cache.per_source.push_back(true);
   for (auto& s : decoder_->start(memory)) {
     cache.tensors.push_back(s.self_k);
     cache.tensors.push_back(s.self_v);
     cache.tensors.push_back(s.cross_k);
     cache.tensors.push_back(s.cross_v);
+    cache.per_source.insert(cache.per_source.end(), {false, false, true, true});
   }
   return cache;
 }
