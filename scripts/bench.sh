@@ -45,7 +45,7 @@ log "OpenBLAS kernels: ${OPENBLAS_CORETYPE:-library default}"
 
 # name preset max_tokens warmup steps trained-dir
 models=(
-  "transformer-small transformer-small 2500 3 10 ${NMT_BENCH_SMALL:-}"
+  "transformer-small transformer-small 4096 3 10 ${NMT_BENCH_SMALL:-}"
   "transformer-base transformer-base 1500 1 3 ${NMT_BENCH_BASE:-}"
   "gru-small gru-small 2500 3 10 ${NMT_BENCH_GRU:-}"
 )
