@@ -27,21 +27,19 @@ bool examples_from_config(const nlohmann::json& config, size_t n, std::vector<st
   const auto& t = config["train"];
   const std::string prefix = t.value("valid_prefix", ""), tsv = t.value("valid_tsv", "");
   const std::string sl = t.value("src_lang", "en"), tl = t.value("tgt_lang", "fr");
+  // The project's corpus readers: same BOM/CRLF handling and bad-line skipping as training.
+  data::ParallelCorpus corpus;
   if (!prefix.empty() && std::filesystem::exists(prefix + "." + sl) && std::filesystem::exists(prefix + "." + tl)) {
-    src = read_lines(prefix + "." + sl);
-    ref = read_lines(prefix + "." + tl);
+    corpus = data::read_parallel(prefix, sl, tl).corpus;
     from = prefix + "." + sl;
   } else if (!tsv.empty() && std::filesystem::exists(tsv)) {
-    for (const auto& line : read_lines(tsv)) {
-      const auto tab = line.find('\t');
-      if (tab == std::string::npos) continue;
-      src.push_back(line.substr(0, tab));
-      ref.push_back(line.substr(tab + 1, line.find('\t', tab + 1) - tab - 1));
-    }
+    corpus = data::read_tsv(tsv).corpus;
     from = tsv;
   } else {
     return false;
   }
+  src = std::move(corpus.source);
+  ref = std::move(corpus.target);
   src.resize(std::min(src.size(), n));
   ref.resize(std::min(ref.size(), n));
   return true;
