@@ -163,6 +163,18 @@ std::string render_panels_svg(const std::vector<Panel>& panels, int panel_width,
   return svg;
 }
 
+std::vector<std::pair<size_t, nlohmann::json>> read_json_lines(const std::string& path) {
+  std::vector<std::pair<size_t, nlohmann::json>> out;
+  const auto lines = read_lines(path);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].find_first_not_of(" \t\r") == std::string::npos) continue;
+    nlohmann::json j = nlohmann::json::parse(lines[i], nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object()) throw RuntimeError(fmt::format("{}:{}: not a JSON object", path, i + 1));
+    out.emplace_back(i + 1, std::move(j));
+  }
+  return out;
+}
+
 RunMetrics read_run_metrics(const std::string& dir) {
   namespace fs = std::filesystem;
   RunMetrics run;
@@ -171,11 +183,7 @@ RunMetrics read_run_metrics(const std::string& dir) {
   run.name = (p.has_filename() ? p.filename() : p.parent_path().filename()).string();
   const std::string file = (p / "metrics.jsonl").string();
   if (!fs::is_directory(p)) throw RuntimeError(fmt::format("{}: not a model directory", dir));
-  const auto lines = read_lines(file);
-  for (size_t i = 0; i < lines.size(); ++i) {
-    if (lines[i].find_first_not_of(" \t\r") == std::string::npos) continue;
-    nlohmann::json j = nlohmann::json::parse(lines[i], nullptr, /*allow_exceptions=*/false);
-    if (!j.is_object()) throw RuntimeError(fmt::format("{}:{}: not a JSON object", file, i + 1));
+  for (auto& [line_no, j] : read_json_lines(file)) {
     const std::string event = j.value("event", "");
     if (event == "train") run.train.push_back(std::move(j));
     else if (event == "valid") run.valid.push_back(std::move(j));

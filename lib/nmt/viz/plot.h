@@ -31,6 +31,10 @@ std::vector<double> nice_ticks(double lo, double hi, int target = 5);
 // with no points are listed in the legend but not drawn; an empty panel says "no data".
 std::string render_panels_svg(const std::vector<Panel>& panels, int panel_width = 460, int panel_height = 320);
 
+// Non-blank lines of a JSON-lines file as (line number, object); a line that is not a JSON
+// object is a RuntimeError "FILE:LINE: not a JSON object".
+std::vector<std::pair<size_t, nlohmann::json>> read_json_lines(const std::string& path);
+
 // The metrics a run appended to DIR/metrics.jsonl (one JSON object per line; "event" is
 // "train" or "valid"). A line that is not a JSON object is an error naming file and line.
 struct RunMetrics {

@@ -8,6 +8,7 @@
 
 #include "nmt/util/error.h"
 #include "nmt/util/io.h"
+#include "nmt/viz/plot.h"
 #include "nmt/viz/progress.h"
 #include "nmt/viz/svg.h"
 
@@ -16,14 +17,11 @@ namespace nmt::viz {
 std::vector<EvalResult> read_eval_results(const std::string& dir) {
   const auto path = std::filesystem::path(dir) / "evals.jsonl";
   if (!std::filesystem::exists(path)) return {};
-  const auto lines = read_lines(path.string());
   std::map<std::pair<std::string, int64_t>, EvalResult> latest;
   std::vector<std::pair<std::string, int64_t>> order;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    if (lines[i].find_first_not_of(" \t\r") == std::string::npos) continue;
-    auto j = nlohmann::json::parse(lines[i], nullptr, false);
-    if (!j.is_object() || !j.contains("bleu") || !j.contains("test_set"))
-      throw RuntimeError(fmt::format("{}:{}: not an eval record", path.string(), i + 1));
+  for (const auto& [i, j] : read_json_lines(path.string())) {
+    if (!j.contains("bleu") || !j.contains("test_set"))
+      throw RuntimeError(fmt::format("{}:{}: not an eval record", path.string(), i));
     EvalResult r;
     try {
       r.test_set = j.at("test_set").get<std::string>();
@@ -33,7 +31,7 @@ std::vector<EvalResult> read_eval_results(const std::string& dir) {
       r.chrf = j.at("chrf").at("score").get<double>();
       r.chrf_signature = j.at("chrf").value("signature", "");
     } catch (const nlohmann::json::exception& e) {
-      throw RuntimeError(fmt::format("{}:{}: not an eval record ({})", path.string(), i + 1, e.what()));
+      throw RuntimeError(fmt::format("{}:{}: not an eval record ({})", path.string(), i, e.what()));
     }
     auto key = std::make_pair(r.test_set, r.beam);
     if (!latest.count(key)) order.push_back(key);
