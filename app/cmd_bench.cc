@@ -231,6 +231,7 @@ void add_translate(CLI::App& bench) {
   auto limit = std::make_shared<size_t>(0);
   auto beam = std::make_shared<int64_t>(1);
   auto alpha = std::make_shared<double>(0.6);
+  auto shrink = std::make_shared<bool>(true);
   auto dump_ids = std::make_shared<std::string>();
   auto dump_hyp_ids = std::make_shared<std::string>();
   cmd->add_option("-m,--model", *model_dir, "Model directory")->required();
@@ -240,6 +241,7 @@ void add_translate(CLI::App& bench) {
   cmd->add_option("--limit", *limit, "Only the first N sentences (0 = all)")->capture_default_str();
   cmd->add_option("--beam", *beam, "Beam size (1 = greedy)")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--alpha", *alpha, "GNMT length-penalty α for beam search")->capture_default_str();
+  cmd->add_flag("!--no-beam-shrink", *shrink, "fairseq's beam search (as nmt translate --no-beam-shrink)");
   cmd->add_option("--dump-ids", *dump_ids, "Write the encoded sources as JSON lines of ids (for the PyTorch reference)");
   cmd->add_option("--dump-hyp-ids", *dump_hyp_ids, "Write the output ids as JSON lines (greedy only)");
   cmd->callback([=] {
@@ -262,7 +264,7 @@ void add_translate(CLI::App& bench) {
     translator.translate({lines.front()}, d);
     const auto t0 = Clock::now();
     if (*beam > 1) {
-      decode::BeamOptions b{*beam, 1, "gnmt", *alpha};
+      decode::BeamOptions b{*beam, 1, "gnmt", *alpha, *shrink};
       translator.translate_beam(lines, d, b, &stats);
     } else {
       translator.translate(lines, d, &stats, &hyps);
@@ -274,7 +276,7 @@ void add_translate(CLI::App& bench) {
       write_file_atomic(*dump_hyp_ids, text);
     }
     std::cout << nlohmann::json{{"impl", "nmt"}, {"model", translator.loaded().model_config.type}, {"batch_size", *batch_size},
-                                {"beam", *beam}, {"sentences", lines.size()}, {"seconds", secs},
+                                {"beam", *beam}, {"beam_shrink", *shrink}, {"sentences", lines.size()}, {"seconds", secs},
                                 {"sentences_per_s", lines.size() / secs}, {"target_tokens", stats.target_tokens},
                                 {"target_tokens_per_s", stats.target_tokens / secs}, {"load_seconds", load_secs},
                                 {"peak_rss_mb", peak_rss_mb()}}

@@ -52,11 +52,15 @@ TEST_P(BeamTest, BeamOneReproducesGreedy) {
   decode::DecodeOptions d;
   d.max_len_b = 6;
   auto greedy = decode::greedy_decode(*model, sources(), d);
-  decode::BeamOptions b;
-  b.beam = 1;
-  auto beam = decode::beam_search(*model, sources(), d, b);
-  ASSERT_EQ(beam.size(), greedy.size());
-  for (size_t i = 0; i < greedy.size(); ++i) EXPECT_EQ(beam[i].front().tokens, greedy[i].tokens) << "sentence " << i;
+  for (bool shrink : {true, false}) {
+    decode::BeamOptions b;
+    b.beam = 1;
+    b.shrink = shrink;
+    auto beam = decode::beam_search(*model, sources(), d, b);
+    ASSERT_EQ(beam.size(), greedy.size());
+    for (size_t i = 0; i < greedy.size(); ++i)
+      EXPECT_EQ(beam[i].front().tokens, greedy[i].tokens) << "sentence " << i << " shrink " << shrink;
+  }
 }
 
 // The reported log-probability equals a teacher-forced recomputation: the cache was reordered
@@ -70,16 +74,20 @@ TEST_P(BeamTest, ScoresMatchRecomputationAndNbestIsSorted) {
   b.nbest = 4;
   b.alpha = 0.6;
   auto src = sources();
-  auto results = decode::beam_search(*model, src, d, b);
-  for (size_t i = 0; i < src.size(); ++i) {
-    ASSERT_FALSE(results[i].empty());
-    for (size_t k = 0; k < results[i].size(); ++k) {
-      const auto& h = results[i][k];
-      if (k > 0) EXPECT_GE(results[i][k - 1].score, h.score);
-      const double lp = decode::length_penalty(b, static_cast<int64_t>(h.tokens.size()) + 1);
-      EXPECT_NEAR(h.score, h.log_prob / lp, 1e-9);
-      if (static_cast<int64_t>(h.tokens.size()) < static_cast<int64_t>(d.max_len_a * src[i].size()) + d.max_len_b)
-        EXPECT_NEAR(h.log_prob, teacher_forced_log_prob(*model, src[i], h.tokens), 1e-3) << "sentence " << i;
+  for (bool shrink : {true, false}) {
+    b.shrink = shrink;
+    SCOPED_TRACE(shrink ? "shrinking beams" : "fairseq's search");
+    auto results = decode::beam_search(*model, src, d, b);
+    for (size_t i = 0; i < src.size(); ++i) {
+      ASSERT_FALSE(results[i].empty());
+      for (size_t k = 0; k < results[i].size(); ++k) {
+        const auto& h = results[i][k];
+        if (k > 0) EXPECT_GE(results[i][k - 1].score, h.score);
+        const double lp = decode::length_penalty(b, static_cast<int64_t>(h.tokens.size()) + 1);
+        EXPECT_NEAR(h.score, h.log_prob / lp, 1e-9);
+        if (static_cast<int64_t>(h.tokens.size()) < static_cast<int64_t>(d.max_len_a * src[i].size()) + d.max_len_b)
+          EXPECT_NEAR(h.log_prob, teacher_forced_log_prob(*model, src[i], h.tokens), 1e-3) << "sentence " << i;
+      }
     }
   }
 }
@@ -93,10 +101,13 @@ TEST_P(BeamTest, BatchedEqualsAlone) {
   decode::BeamOptions b;
   b.beam = 3;
   auto src = sources();
-  auto together = decode::beam_search(*model, src, d, b);
-  for (size_t i = 0; i < src.size(); ++i) {
-    auto alone = decode::beam_search(*model, {src[i]}, d, b);
-    EXPECT_EQ(alone[0].front().tokens, together[i].front().tokens) << "sentence " << i;
+  for (bool shrink : {true, false}) {
+    b.shrink = shrink;
+    auto together = decode::beam_search(*model, src, d, b);
+    for (size_t i = 0; i < src.size(); ++i) {
+      auto alone = decode::beam_search(*model, {src[i]}, d, b);
+      EXPECT_EQ(alone[0].front().tokens, together[i].front().tokens) << "sentence " << i << " shrink " << shrink;
+    }
   }
 }
 

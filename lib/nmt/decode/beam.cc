@@ -60,70 +60,68 @@ void search_batch(models::Seq2SeqModelImpl& model, const std::vector<Ids>& sourc
   std::vector<std::vector<Beam>> beams(B, std::vector<Beam>(1));
   auto tokens = torch::full({B}, kBosId, on_device);
 
+  struct Candidate {
+    double log_prob;
+    int64_t origin;  // beam index within the sentence
+    int64_t token;
+  };
+  std::vector<Candidate> candidates;
   for (int64_t t = 0; !alive.empty(); ++t) {
-    auto lprobs = torch::log_softmax(model.step(tokens, cache).to(torch::kFloat), -1).to(torch::kCPU).contiguous();
+    auto lprobs = torch::log_softmax(model.step(tokens, cache).to(torch::kFloat), -1);
+    // Two-stage top-k: the best `per_row` tokens of each row (one batched topk, on the model's
+    // device), then a merge of each sentence's few candidates here. A sentence's best w
+    // (beam, token) pairs are always among its rows' top w tokens, whatever the number of
+    // live beams per sentence, which varies when beams shrink.
     const int64_t V = lprobs.size(1);
-    // Rows are laid out sentence by sentence, beam by beam (as in `beams`).
-    std::vector<double> row_scores;
-    for (int64_t s : alive)
-      for (const Beam& beam : beams[s]) row_scores.push_back(beam.log_prob);
-    auto scores = lprobs + torch::tensor(row_scores, torch::kDouble).to(torch::kFloat).unsqueeze(1);
+    const int64_t per_row = std::min<int64_t>(bo.shrink ? K : 2 * K, V);
+    auto top = lprobs.topk(per_row, -1);
+    auto top_lp = std::get<0>(top).to(torch::kCPU, torch::kDouble).contiguous();
+    auto top_ix = std::get<1>(top).to(torch::kCPU).contiguous();
+    const double* lp = top_lp.data_ptr<double>();
+    const int64_t* ix = top_ix.data_ptr<int64_t>();
 
     std::vector<int64_t> next_rows, next_tokens, next_alive;
     std::vector<std::vector<Beam>> next_beams(B);
-    // Top 2K candidates over (beam, token) per sentence: at most K of them can be EOS, so K
-    // live ones remain. Every alive sentence has the same number of beams (1 at the first step,
-    // K afterwards) in practice, and then one batched topk serves them all.
-    const int64_t n0 = static_cast<int64_t>(beams[alive.front()].size());
-    const bool uniform = std::all_of(alive.begin(), alive.end(), [&](int64_t s) {
-      return static_cast<int64_t>(beams[s].size()) == n0;
-    });
-    torch::Tensor all_scores, all_index;
-    int64_t width = 0;
-    if (uniform) {
-      width = std::min<int64_t>(2 * K, n0 * V);
-      auto top = scores.view({static_cast<int64_t>(alive.size()), n0 * V}).topk(width);
-      all_scores = std::get<0>(top).to(torch::kDouble).contiguous();
-      all_index = std::get<1>(top).contiguous();
-    }
     int64_t row_offset = 0;
-    for (size_t a = 0; a < alive.size(); ++a) {
-      const int64_t s = alive[a];
+    for (const int64_t s : alive) {
       Sentence& sent = sentences[s];
       const int64_t n_beams = static_cast<int64_t>(beams[s].size());
-      torch::Tensor top_scores, top_index;
-      if (uniform) {
-        top_scores = all_scores[static_cast<int64_t>(a)];
-        top_index = all_index[static_cast<int64_t>(a)];
-      } else {
-        auto flat = scores.narrow(0, row_offset, n_beams).reshape({-1});
-        auto top = flat.topk(std::min<int64_t>(2 * K, flat.size(0)));
-        top_scores = std::get<0>(top).to(torch::kDouble).contiguous();
-        top_index = std::get<1>(top).contiguous();
-      }
-      const double* sc = top_scores.data_ptr<double>();
-      const int64_t* ix = top_index.data_ptr<int64_t>();
+      candidates.clear();
+      for (int64_t r = 0; r < n_beams; ++r)
+        for (int64_t c = 0; c < per_row; ++c) {
+          const int64_t at = (row_offset + r) * per_row + c;
+          candidates.push_back({beams[s][r].log_prob + lp[at], r, ix[at]});
+        }
+      // Width: shrinking (Marian) keeps K minus the finished hypotheses live and takes the
+      // best `width` candidates, finished or not; fairseq keeps K live out of the best 2K.
+      const int64_t width = bo.shrink ? K - static_cast<int64_t>(sent.finished.size()) : K;
+      const int64_t pool = std::min<int64_t>(bo.shrink ? width : 2 * width, static_cast<int64_t>(candidates.size()));
+      std::partial_sort(candidates.begin(), candidates.begin() + pool, candidates.end(),
+                        [](const Candidate& a, const Candidate& b) {
+                          if (a.log_prob != b.log_prob) return a.log_prob > b.log_prob;
+                          return a.origin != b.origin ? a.origin < b.origin : a.token < b.token;
+                        });
       std::vector<Beam> kept;
-      for (int64_t c = 0; c < top_index.size(0) && static_cast<int64_t>(kept.size()) < K; ++c) {
-        const int64_t origin = ix[c] / V, token = ix[c] % V;
-        const Beam& parent = beams[s][origin];
+      for (int64_t c = 0; c < pool && static_cast<int64_t>(kept.size()) < width; ++c) {
+        const Candidate& cand = candidates[c];
+        const Beam& parent = beams[s][cand.origin];
         const bool at_limit = static_cast<int64_t>(parent.tokens.size()) >= sent.limit;
-        if (token == kEosId || at_limit) {
+        if (cand.token == kEosId || at_limit) {
           // fairseq's rule: an EOS counts only when it ranks among the top K candidates.
-          if (c < K) {
+          if (c < width) {
             ScoredHypothesis h;
             h.tokens = parent.tokens;
-            h.log_prob = token == kEosId ? sc[c] : parent.log_prob;
+            h.log_prob = cand.token == kEosId ? cand.log_prob : parent.log_prob;
             h.score = h.log_prob / length_penalty(bo, static_cast<int64_t>(h.tokens.size()) + 1);
             sent.finished.push_back(std::move(h));
           }
           continue;
         }
-        Beam child{parent.tokens, sc[c]};
-        child.tokens.push_back(static_cast<int>(token));
+        Beam child{parent.tokens, cand.log_prob};
+        child.tokens.push_back(static_cast<int>(cand.token));
         kept.push_back(std::move(child));
-        next_rows.push_back(row_offset + origin);
-        next_tokens.push_back(token);
+        next_rows.push_back(row_offset + cand.origin);
+        next_tokens.push_back(cand.token);
       }
       row_offset += n_beams;
 

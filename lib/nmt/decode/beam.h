@@ -14,6 +14,10 @@ struct BeamOptions {
   // or "none" (raw log-probability).
   std::string length_penalty = "gnmt";
   double alpha = 0.6;
+  // Shrinking beams (Marian): each finished hypothesis takes one slot from its sentence's
+  // beam, so late steps run fewer rows. Off: fairseq's search, K live beams out of the top 2K
+  // candidates until K hypotheses are finished.
+  bool shrink = true;
 };
 
 struct ScoredHypothesis {

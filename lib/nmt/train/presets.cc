@@ -30,12 +30,15 @@ void apply_preset(const std::string& name, TrainOptions& o) {
     o.lr = 3e-3; o.warmup = 10; o.max_tokens = 512; o.label_smoothing = 0.0;
     o.vocab_size = 100;
   } else if (name == "gru-small") {
-    // The D2L book's configuration (embedding 256, hidden 256, 2 layers, dropout 0.2, Adam
-    // lr 0.005, clipping 1) on SentencePiece subwords.
+    // The D2L book's model (embedding 256, hidden 256, 2 layers, dropout 0.2, Adam, clipping 1)
+    // on SentencePiece subwords, with the changes a 60-minute budget asks for (README):
+    // a bidirectional encoder (Bahdanau et al.'s own), label smoothing, 2500-token batches for
+    // more updates, and lr 0.003 with warm-up and inverse-square-root decay instead of a
+    // constant 0.005 (5.3 val BLEU after 20 minutes).
     m.type = "gru";
-    m.embedding = 256; m.hidden = 256; m.rnn_layers = 2; m.dropout = 0.2;
-    o.lr = 5e-3; o.warmup = 0; o.lr_schedule = "constant"; o.clip_norm = 1.0; o.label_smoothing = 0.0;
-    o.max_tokens = 4096; o.vocab_size = 8000;
+    m.embedding = 256; m.hidden = 256; m.rnn_layers = 2; m.dropout = 0.2; m.bidirectional = true;
+    o.lr = 3e-3; o.warmup = 200; o.lr_schedule = "inverse-sqrt"; o.clip_norm = 1.0; o.label_smoothing = 0.1;
+    o.max_tokens = 2500; o.vocab_size = 8000;
   } else if (name == "gru-tiny") {
     m.type = "gru";
     m.embedding = 32; m.hidden = 32; m.rnn_layers = 1; m.dropout = 0.0;
