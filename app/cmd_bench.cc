@@ -231,7 +231,7 @@ void add_translate(CLI::App& bench) {
   auto limit = std::make_shared<size_t>(0);
   auto beam = std::make_shared<int64_t>(1);
   auto alpha = std::make_shared<double>(0.6);
-  auto shrink = std::make_shared<bool>(true);
+  auto shrink = std::make_shared<bool>(false);
   auto dump_ids = std::make_shared<std::string>();
   auto dump_hyp_ids = std::make_shared<std::string>();
   cmd->add_option("-m,--model", *model_dir, "Model directory")->required();
@@ -241,7 +241,7 @@ void add_translate(CLI::App& bench) {
   cmd->add_option("--limit", *limit, "Only the first N sentences (0 = all)")->capture_default_str();
   cmd->add_option("--beam", *beam, "Beam size (1 = greedy)")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--alpha", *alpha, "GNMT length-penalty α for beam search")->capture_default_str();
-  cmd->add_flag("!--no-beam-shrink", *shrink, "fairseq's beam search (as nmt translate --no-beam-shrink)");
+  cmd->add_flag("--beam-shrink", *shrink, "Shrinking beams (as nmt translate --beam-shrink)");
   cmd->add_option("--dump-ids", *dump_ids, "Write the encoded sources as JSON lines of ids (for the PyTorch reference)");
   cmd->add_option("--dump-hyp-ids", *dump_hyp_ids, "Write the output ids as JSON lines (greedy only)");
   cmd->callback([=] {

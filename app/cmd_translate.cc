@@ -59,9 +59,9 @@ void add_decode_options(CLI::App* cmd, DecodeArgs& a) {
   cmd->add_option("--length-penalty", a.beam.length_penalty, "gnmt ((5+len)/6)^α, average (per token) or none")
       ->capture_default_str()
       ->check(CLI::IsMember({"gnmt", "average", "none"}));
-  cmd->add_flag("!--no-beam-shrink", a.beam.shrink,
-                "Keep K live beams until K hypotheses finish (fairseq) instead of giving each finished "
-                "hypothesis's slot up (Marian)");
+  cmd->add_flag("--beam-shrink", a.beam.shrink,
+                "Each finished hypothesis gives its beam slot up (Marian) instead of keeping K live beams "
+                "until K hypotheses finish (fairseq)");
 }
 
 // Best translation per line, greedy or beam search.

@@ -59,6 +59,11 @@ void search_batch(models::Seq2SeqModelImpl& model, const std::vector<Ids>& sourc
   std::iota(alive.begin(), alive.end(), 0);
   std::vector<std::vector<Beam>> beams(B, std::vector<Beam>(1));
   auto tokens = torch::full({B}, kBosId, on_device);
+  // Row r of the per-row slots reads row source_of_row[r] of the per-source slots, which have
+  // source_rows rows.
+  std::vector<int64_t> source_of_row(static_cast<size_t>(B));
+  std::iota(source_of_row.begin(), source_of_row.end(), 0);
+  int64_t source_rows = B;
 
   struct Candidate {
     double log_prob;
@@ -67,15 +72,16 @@ void search_batch(models::Seq2SeqModelImpl& model, const std::vector<Ids>& sourc
   };
   std::vector<Candidate> candidates;
   for (int64_t t = 0; !alive.empty(); ++t) {
-    auto lprobs = torch::log_softmax(model.step(tokens, cache).to(torch::kFloat), -1);
+    auto logits = model.step(tokens, cache).to(torch::kFloat);
     // Two-stage top-k: the best `per_row` tokens of each row (one batched topk, on the model's
     // device), then a merge of each sentence's few candidates here. A sentence's best w
     // (beam, token) pairs are always among its rows' top w tokens, whatever the number of
     // live beams per sentence, which varies when beams shrink.
-    const int64_t V = lprobs.size(1);
+    // log_softmax only where it is read: the top logits minus the row's log-sum-exp.
+    const int64_t V = logits.size(1);
     const int64_t per_row = std::min<int64_t>(bo.shrink ? K : 2 * K, V);
-    auto top = lprobs.topk(per_row, -1);
-    auto top_lp = std::get<0>(top).to(torch::kCPU, torch::kDouble).contiguous();
+    auto top = logits.topk(per_row, -1);
+    auto top_lp = (std::get<0>(top) - logits.logsumexp(-1, /*keepdim=*/true)).to(torch::kCPU, torch::kDouble).contiguous();
     auto top_ix = std::get<1>(top).to(torch::kCPU).contiguous();
     const double* lp = top_lp.data_ptr<double>();
     const int64_t* ix = top_ix.data_ptr<int64_t>();
@@ -149,12 +155,31 @@ void search_batch(models::Seq2SeqModelImpl& model, const std::vector<Ids>& sourc
       }
     }
     if (next_alive.empty()) break;
-    // When every sentence keeps its number of rows, each row keeps its sentence and only the
-    // slots that depend on the target prefix need reordering.
-    bool same_sources = next_alive.size() == alive.size();
-    for (int64_t s : next_alive) same_sources = same_sources && next_beams[s].size() == beams[s].size();
-    auto index = torch::tensor(next_rows, torch::kLong).to(device);
-    cache.select(index, same_sources);
+    // The per-row slots (the target prefix) follow the surviving rows. The per-source slots
+    // keep one row per sentence while every sentence has the same number of beams (the model
+    // folds the beams into its cross-attention), and one row per beam otherwise (shrinking
+    // beams of different widths); they are copied only when that layout changes.
+    const int64_t width0 = static_cast<int64_t>(next_beams[next_alive.front()].size());
+    const bool uniform = std::all_of(next_alive.begin(), next_alive.end(), [&](int64_t s) {
+      return static_cast<int64_t>(next_beams[s].size()) == width0;
+    });
+    std::vector<int64_t> sources, next_source_of_row;
+    if (uniform) {
+      for (size_t r = 0; r < next_rows.size(); r += static_cast<size_t>(width0))
+        sources.push_back(source_of_row[static_cast<size_t>(next_rows[r])]);
+      for (size_t a = 0; a < next_alive.size(); ++a)
+        next_source_of_row.insert(next_source_of_row.end(), static_cast<size_t>(width0), static_cast<int64_t>(a));
+    } else {
+      for (int64_t r : next_rows) sources.push_back(source_of_row[static_cast<size_t>(r)]);
+      next_source_of_row.resize(next_rows.size());
+      std::iota(next_source_of_row.begin(), next_source_of_row.end(), 0);
+    }
+    bool sources_unchanged = static_cast<int64_t>(sources.size()) == source_rows;
+    for (size_t i = 0; sources_unchanged && i < sources.size(); ++i) sources_unchanged = sources[i] == static_cast<int64_t>(i);
+    cache.select(torch::tensor(next_rows, torch::kLong).to(device),
+                 sources_unchanged ? torch::Tensor() : torch::tensor(sources, torch::kLong).to(device));
+    source_rows = static_cast<int64_t>(sources.size());
+    source_of_row.swap(next_source_of_row);
     tokens = torch::tensor(next_tokens, torch::kLong).to(device);
     alive.swap(next_alive);
     for (int64_t s : alive) beams[s] = std::move(next_beams[s]);
@@ -180,10 +205,10 @@ std::vector<std::vector<ScoredHypothesis>> beam_search(models::Seq2SeqModelImpl&
   const bool was_training = model.is_training();
   model.eval();
   std::vector<std::vector<ScoredHypothesis>> out(sources.size());
-  DecodeOptions batched = options;
-  // Each sentence becomes up to K rows: keep the row count per batch what the user asked for.
-  batched.max_sentences = std::max<int64_t>(1, options.max_sentences / std::max<int64_t>(1, beam.beam / 2));
-  for (const auto& ids : length_sorted_batches(sources, batched)) {
+  // --batch-size counts sentences, as for greedy decoding (each becomes up to K rows): a step's
+  // cost is mostly per call (every weight matrix is packed for the GEMM again), not per row, so
+  // fewer, fuller steps are what makes beam search cheap.
+  for (const auto& ids : length_sorted_batches(sources, options)) {
     search_batch(model, sources, ids, options, beam, out);
     if (options.on_batch_done) options.on_batch_done(ids.size());
   }

@@ -14,10 +14,12 @@ struct BeamOptions {
   // or "none" (raw log-probability).
   std::string length_penalty = "gnmt";
   double alpha = 0.6;
-  // Shrinking beams (Marian): each finished hypothesis takes one slot from its sentence's
-  // beam, so late steps run fewer rows. Off: fairseq's search, K live beams out of the top 2K
-  // candidates until K hypotheses are finished.
-  bool shrink = true;
+  // Off (default): fairseq's search, K live beams out of the top 2K candidates until K
+  // hypotheses are finished; every sentence keeps K rows, so the model stores each source's
+  // keys/values once for its K beams. On: shrinking beams (Marian), each finished hypothesis
+  // gives its slot up; fewer rows late, but beams of different widths need per-row copies of
+  // the source's keys/values.
+  bool shrink = false;
 };
 
 struct ScoredHypothesis {

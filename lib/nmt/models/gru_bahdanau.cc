@@ -38,14 +38,18 @@ torch::Tensor AdditiveAttentionImpl::project_keys(const torch::Tensor& keys) { r
 torch::Tensor AdditiveAttentionImpl::forward(const torch::Tensor& query, const torch::Tensor& projected_keys,
                                              const torch::Tensor& values, const torch::Tensor& mask,
                                              torch::Tensor* weights) {
-  // [B,1,h] + [B,S,h] → tanh → v → [B,S]
-  auto features = torch::tanh(w_q_(query).unsqueeze(1) + projected_keys);
+  // [B,1,h] + [B,S,h] → tanh → v → [B,S]. In beam search the keys may be stored once per
+  // source for `beams` consecutive query rows: [N,beams,1,h] + [N,1,S,h] → [N,beams,S].
+  const int64_t rows = query.size(0), sources = projected_keys.size(0);
+  TORCH_CHECK(rows % sources == 0, "additive attention: ", rows, " queries for ", sources, " sources");
+  const int64_t beams = rows / sources;
+  auto features = torch::tanh(w_q_(query).view({sources, beams, 1, -1}) + projected_keys.unsqueeze(1));
   auto scores = v_(features).squeeze(-1);
-  if (mask.defined()) scores = scores + mask;
+  if (mask.defined()) scores = scores + mask.unsqueeze(1);
   auto attn = torch::softmax(scores, -1);
-  if (weights) *weights = attn;
+  if (weights) *weights = attn.view({rows, -1});
   if (options.dropout() > 0 && is_training()) attn = dropout_(attn);
-  return torch::bmm(attn.unsqueeze(1), values).squeeze(1);
+  return torch::bmm(attn, values).view({rows, -1});
 }
 
 // ---------------------------------------------------------------------------------------

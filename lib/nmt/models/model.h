@@ -33,15 +33,23 @@ struct DecoderCache {
   // cross-attention keys/values, projected memory), not on the target prefix.
   std::vector<bool> per_source;
 
-  // Keeps the rows `index` (int64 [n]) of every cached tensor, in that order. With
-  // `same_sources` the caller promises that new row i translates the same source sentence as
-  // old row i (beam search reordering beams within each sentence): the per-source slots are
-  // then identical already and are not copied.
-  void select(const torch::Tensor& index, bool same_sources = false) {
+  // Per-source slots may hold one row per source sentence while the per-row slots hold
+  // `beams` consecutive rows per source (beam search, as CTranslate2 does): the model folds
+  // the beams of a source into its cross-attention instead of copying the source's keys and
+  // values once per beam. A model sees it from the shapes: rows / per-source rows.
+
+  // Keeps the rows `index` (int64 [n]) of every cached tensor, in that order (greedy decoding:
+  // finished sentences leave the batch).
+  void select(const torch::Tensor& index) { select(index, index); }
+
+  // Keeps the rows `rows` of the per-row slots and the rows `sources` of the per-source slots;
+  // an undefined `sources` leaves the per-source slots as they are.
+  void select(const torch::Tensor& rows, const torch::Tensor& sources) {
     for (size_t i = 0; i < tensors.size(); ++i) {
       if (!tensors[i].defined()) continue;
-      if (same_sources && i < per_source.size() && per_source[i]) continue;
-      tensors[i] = tensors[i].index_select(0, index);
+      const bool source_slot = i < per_source.size() && per_source[i];
+      if (source_slot && !sources.defined()) continue;
+      tensors[i] = tensors[i].index_select(0, source_slot ? sources : rows);
     }
   }
 };

@@ -111,9 +111,19 @@ std::pair<torch::Tensor, torch::Tensor> MultiHeadAttentionImpl::project_memory(c
 torch::Tensor MultiHeadAttentionImpl::forward_cross(const torch::Tensor& x, const torch::Tensor& k,
                                                     const torch::Tensor& v, const torch::Tensor& mask,
                                                     torch::Tensor* weights) {
-  auto q = split_heads(q_proj_(x));
-  auto out = attention_->forward(q, k, v, mask, weights);
-  return out_proj_(merge_heads(out));
+  const int64_t rows = x.size(0), sources = k.size(0);
+  if (rows == sources) {
+    auto q = split_heads(q_proj_(x));
+    auto out = attention_->forward(q, k, v, mask, weights);
+    return out_proj_(merge_heads(out));
+  }
+  // Beam search with the source's keys/values stored once: the `beams` rows of a source become
+  // `beams` queries against them ([sources, H, beams, dk]), one position each.
+  TORCH_CHECK(x.size(1) == 1 && rows % sources == 0, "cross-attention: ", rows, " rows for ", sources, " sources");
+  const int64_t beams = rows / sources, H = options.heads(), dk = options.d_model() / H;
+  auto q = q_proj_(x).view({sources, beams, H, dk}).transpose(1, 2);
+  auto out = attention_->forward(q, k, v, mask, weights);  // [sources, H, beams, dk]
+  return out_proj_(out.transpose(1, 2).reshape({rows, 1, options.d_model()}));
 }
 
 // ---------------------------------------------------------------------------------------
