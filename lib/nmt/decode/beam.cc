@@ -24,7 +24,6 @@ struct Sentence {
   size_t index = 0;       // position in `sources`
   int64_t limit = 0;      // maximum output length (without EOS)
   std::vector<ScoredHypothesis> finished;
-  bool done = false;
 };
 
 struct Beam {
@@ -71,13 +70,13 @@ void search_batch(models::Seq2SeqModelImpl& model, const std::vector<Ids>& sourc
     int64_t token;
   };
   std::vector<Candidate> candidates;
-  for (int64_t t = 0; !alive.empty(); ++t) {
+  while (!alive.empty()) {
     auto logits = model.step(tokens, cache).to(torch::kFloat);
     // Two-stage top-k: the best `per_row` tokens of each row (one batched topk, on the model's
     // device), then a merge of each sentence's few candidates here. A sentence's best w
     // (beam, token) pairs are always among its rows' top w tokens, whatever the number of
-    // live beams per sentence, which varies when beams shrink.
-    // log_softmax only where it is read: the top logits minus the row's log-sum-exp.
+    // live beams per sentence, which varies when beams shrink. Log-probabilities only where
+    // they are read: the top logits minus the row's log-sum-exp.
     const int64_t V = logits.size(1);
     const int64_t per_row = std::min<int64_t>(bo.shrink ? K : 2 * K, V);
     auto top = logits.topk(per_row, -1);
@@ -148,7 +147,6 @@ void search_batch(models::Seq2SeqModelImpl& model, const std::vector<Ids>& sourc
         // Drop this sentence's rows from the batch.
         next_rows.resize(next_rows.size() - kept.size());
         next_tokens.resize(next_tokens.size() - kept.size());
-        sent.done = true;
       } else {
         next_beams[s] = std::move(kept);
         next_alive.push_back(s);
