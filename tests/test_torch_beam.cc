@@ -4,6 +4,7 @@
 
 #include "nmt/decode/beam.h"
 #include "nmt/decode/greedy.h"
+#include "nmt/decode/top_log_probs.h"
 #include "nmt/models/model.h"
 
 using namespace nmt;
@@ -122,6 +123,29 @@ TEST(BeamPenalty, GnmtAndAverage) {
   EXPECT_DOUBLE_EQ(decode::length_penalty(b, 7), 7.0);
   b.length_penalty = "none";
   EXPECT_DOUBLE_EQ(decode::length_penalty(b, 7), 1.0);
+}
+
+// The fused kernel beam search ranks candidates with: the same tokens and log-probabilities
+// as LibTorch's log_softmax + topk, ties to the lower id, and no NaN from rows of -inf.
+TEST(TopLogProbs, MatchesLogSoftmaxTopk) {
+  torch::manual_seed(3);
+  auto logits = torch::randn({37, 8003}) * 6;  // odd sizes: the vector loops' remainders
+  logits[5].fill_(-2.0);                       // all tied
+  logits[6].narrow(0, 100, 50).fill_(40.0);    // ties at the top, far above the rest
+  logits[7][17] = -1e30;                       // exp underflows
+  const auto fused = decode::top_log_probs(logits, 10);
+  auto [values, tokens] = torch::log_softmax(logits.to(torch::kDouble), -1).topk(10, -1);
+  EXPECT_LT((fused.log_probs - values).abs().max().item<double>(), 1e-5);
+  for (int64_t r = 0; r < 37; ++r) {
+    if (r == 5 || r == 6) continue;  // ties: LibTorch's order among equals is unspecified
+    EXPECT_TRUE(fused.tokens[r].equal(tokens[r])) << "row " << r;
+  }
+  EXPECT_TRUE(fused.tokens[5].equal(torch::arange(10)));
+  EXPECT_TRUE(fused.tokens[6].equal(torch::arange(100, 110)));
+  EXPECT_NEAR(fused.log_probs[5][0].item<double>(), -std::log(8003.0), 1e-6);
+
+  const auto blocked = decode::top_log_probs(torch::full({1, 20}, -INFINITY), 3);
+  EXPECT_TRUE(torch::isneginf(blocked.log_probs).all().item<bool>());
 }
 
 }  // namespace

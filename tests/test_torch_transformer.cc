@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include "nmt/models/model_io.h"
+#include "nmt/models/small_query_attention.h"
 #include "nmt/models/transformer.h"
 #include "nmt/util/error.h"
 #include "test_support.h"
@@ -151,6 +152,39 @@ TEST_P(TransformerTest, SaveLoadRoundTripGivesIdenticalOutputs) {
 
 INSTANTIATE_TEST_SUITE_P(PostAndPreNorm, TransformerTest, ::testing::Values(false, true),
                          [](const auto& info) { return info.param ? "PreNorm" : "PostNorm"; });
+
+// The decoding kernel computes what the matmul/softmax formula computes, for the layouts the
+// model passes it: q a strided view, a mask broadcast over heads and queries, several
+// queries per (row, head) as in beam search's folded cross-attention, odd sizes.
+TEST(SmallQueryAttention, MatchesTheMatmulSoftmaxFormula) {
+  torch::manual_seed(11);
+  for (const auto& [B, H, T, S, dk] : std::vector<std::array<int64_t, 5>>{{3, 4, 1, 9, 64}, {2, 2, 5, 13, 19}, {1, 1, 16, 1, 3}}) {
+    auto q = torch::randn({B, T, H, dk}).transpose(1, 2);                  // as split_heads makes it
+    auto kv = torch::randn({B, S, 2, H, dk}).permute({2, 0, 3, 1, 4});  // as project_memory makes it
+    auto k = kv[0].contiguous(), v = kv[1];
+    auto mask = torch::zeros({B, 1, 1, S});
+    mask.index_put_({B - 1, 0, 0, torch::indexing::Slice(S / 2 + 1)}, -1e9);
+    const double scale = 1.0 / std::sqrt(static_cast<double>(dk));
+    auto expected_weights = torch::softmax(torch::matmul(q, k.transpose(-2, -1)) * scale + mask, -1);
+    auto expected = torch::matmul(expected_weights, v);
+    torch::NoGradGuard no_grad;
+    ASSERT_TRUE(small_query_attention_applies(q, k, v, mask));
+    torch::Tensor weights;
+    auto out = small_query_attention(q, k, v, mask, scale, &weights);
+    EXPECT_EQ(out.sizes(), expected.sizes());
+    EXPECT_TRUE(torch::allclose(out, expected, 1e-5, 1e-5)) << B << "x" << H << "x" << T << "x" << S;
+    EXPECT_TRUE(torch::allclose(weights, expected_weights, 1e-6, 1e-6));
+    EXPECT_TRUE(torch::allclose(small_query_attention(q, k, v, {}, scale, nullptr),
+                                torch::matmul(torch::softmax(torch::matmul(q, k.transpose(-2, -1)) * scale, -1), v),
+                                1e-5, 1e-5));
+  }
+  // Training (gradients recorded) and long queries keep LibTorch's ops.
+  auto q = torch::randn({1, 1, 17, 4}), k = torch::randn({1, 1, 5, 4});
+  EXPECT_FALSE(small_query_attention_applies(q.narrow(2, 0, 1), k, k, {}));  // grad mode on
+  torch::NoGradGuard no_grad;
+  EXPECT_FALSE(small_query_attention_applies(q, k, k, {}));
+  EXPECT_FALSE(small_query_attention_applies(q.narrow(2, 0, 1).to(torch::kDouble), k, k, {}));
+}
 
 TEST(TransformerConfig, TiedEmbeddingsAreOneParameter) {
   auto model = std::make_shared<TransformerImpl>(tiny_config());

@@ -5,6 +5,7 @@
 #include <limits>
 #include <numeric>
 
+#include "nmt/decode/top_log_probs.h"
 #include "nmt/tensor/device.h"
 #include "nmt/util/error.h"
 
@@ -71,19 +72,15 @@ void search_batch(models::Seq2SeqModelImpl& model, const std::vector<Ids>& sourc
   };
   std::vector<Candidate> candidates;
   while (!alive.empty()) {
-    auto logits = model.step(tokens, cache).to(torch::kFloat);
-    // Two-stage top-k: the best `per_row` tokens of each row (one batched topk, on the model's
-    // device), then a merge of each sentence's few candidates here. A sentence's best w
-    // (beam, token) pairs are always among its rows' top w tokens, whatever the number of
-    // live beams per sentence, which varies when beams shrink. Log-probabilities only where
-    // they are read: the top logits minus the row's log-sum-exp.
-    const int64_t V = logits.size(1);
-    const int64_t per_row = std::min<int64_t>(bo.shrink ? K : 2 * K, V);
-    auto top = logits.topk(per_row, -1);
-    auto top_lp = (std::get<0>(top) - logits.logsumexp(-1, /*keepdim=*/true)).to(torch::kCPU, torch::kDouble).contiguous();
-    auto top_ix = std::get<1>(top).to(torch::kCPU).contiguous();
-    const double* lp = top_lp.data_ptr<double>();
-    const int64_t* ix = top_ix.data_ptr<int64_t>();
+    auto logits = model.step(tokens, cache);
+    // Two-stage top-k: the best `per_row` tokens of each row (on the model's device), then a
+    // merge of each sentence's few candidates here. A sentence's best w (beam, token) pairs
+    // are always among its rows' top w tokens, whatever the number of live beams per
+    // sentence, which varies when beams shrink.
+    const int64_t per_row = std::min<int64_t>(bo.shrink ? K : 2 * K, logits.size(1));
+    const TopLogProbs top = top_log_probs(logits, per_row);
+    const double* lp = top.log_probs.data_ptr<double>();
+    const int64_t* ix = top.tokens.data_ptr<int64_t>();
 
     std::vector<int64_t> next_rows, next_tokens, next_alive;
     std::vector<std::vector<Beam>> next_beams(B);

@@ -5,6 +5,7 @@
 #include <torch/version.h>
 
 #include "nmt/models/init.h"
+#include "nmt/models/small_query_attention.h"
 
 namespace nmt::models {
 namespace F = torch::nn::functional;
@@ -25,6 +26,9 @@ void set_fused_attention(bool enabled) { g_fused_attention = enabled; }
 torch::Tensor ScaledDotProductAttentionImpl::forward(const torch::Tensor& q, const torch::Tensor& k,
                                                      const torch::Tensor& v, const torch::Tensor& mask,
                                                      torch::Tensor* weights) {
+  // Decoding steps on the CPU (no dropout, no gradient): one fused loop nest, see the file.
+  if ((!is_training() || options.dropout() == 0) && small_query_attention_applies(q, k, v, mask))
+    return small_query_attention(q, k, v, mask, 1.0 / std::sqrt(static_cast<double>(q.size(-1))), weights);
 #if TORCH_VERSION_MAJOR >= 2
   // LibTorch 2.x's fused kernel (flash / memory-efficient on CUDA) when nobody needs the
   // weights. Our mask is additive and finite, which it accepts as is. Compiled but not yet

@@ -1,0 +1,119 @@
+#include "nmt/decode/top_log_probs.h"
+
+#include <ATen/Parallel.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+namespace nmt::decode {
+namespace {
+
+// Beam search reads k ≈ 10 of V ≈ 8,000 logits per row but needs the row's log-sum-exp;
+// LibTorch's topk + logsumexp take about twice as long as the output projection that made the
+// logits (a sort buffer per row, and four passes with a temporary of rows × V), which made
+// them the largest cost of a beam step after the matrix products.
+
+// exp(x[i] - shift) for x[i] <= shift, Cephes' single-precision exp (relative error ~1e-7),
+// written so that GCC vectorises it: this file is compiled with -fno-trapping-math, and the
+// AVX2 clone is picked at load time where the CPU has it. Arguments below -87 give ~1e-38
+// (the smallest normal float) instead of a denormal: nothing a sum of V terms can notice.
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+void exp_shifted(const float* __restrict x, float* __restrict out, int64_t n, float shift) {
+  for (int64_t i = 0; i < n; ++i) {
+    float v = x[i] - shift;
+    v = v < -87.0f ? -87.0f : v;
+    const float fn = (v * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round(v / ln 2)
+    const float r = v - fn * 0.693359375f + fn * 2.12194440e-4f;               // v - fn·ln 2
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * (r * r) + r + 1.0f;
+    const int32_t bits = (static_cast<int32_t>(fn) + 127) << 23;  // 2^fn
+    float scale;
+    std::memcpy(&scale, &bits, sizeof scale);
+    out[i] = p * scale;
+  }
+}
+
+// Sixteen partial sums, so the additions vectorise without reassociating one long chain.
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+double sum(const float* __restrict x, int64_t n) {
+  constexpr int kLanes = 16;
+  float lanes[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) lanes[j] += x[i + j];
+  double total = 0;
+  for (; i < n; ++i) total += x[i];
+  for (float lane : lanes) total += lane;
+  return total;
+}
+
+// The k largest of row[0..n) into (value, index) best first; NaN ranks below everything.
+void top_k(const float* row, int64_t n, int64_t k, float* value, int64_t* index) {
+  int64_t filled = 0;
+  float threshold = -std::numeric_limits<float>::infinity();  // the k-th best so far
+  for (int64_t i = 0; i < n; ++i) {
+    const float x = row[i];
+    if (filled == k && !(x > threshold)) continue;  // the common case: one compare
+    if (std::isnan(x)) continue;
+    int64_t at = filled < k ? filled++ : k - 1;
+    while (at > 0 && x > value[at - 1]) {  // strictly greater: on ties the lower id stays first
+      value[at] = value[at - 1];
+      index[at] = index[at - 1];
+      --at;
+    }
+    value[at] = x;
+    index[at] = i;
+    threshold = value[filled - 1];
+  }
+  // A row with fewer than k non-NaN logits: pad with the lowest ids not taken, at -inf.
+  for (int64_t i = 0; filled < k && i < n; ++i)
+    if (std::isnan(row[i])) {
+      value[filled] = -std::numeric_limits<float>::infinity();
+      index[filled++] = i;
+    }
+}
+
+}  // namespace
+
+TopLogProbs top_log_probs(const torch::Tensor& logits, int64_t k) {
+  TORCH_CHECK(logits.dim() == 2 && k >= 1 && k <= logits.size(1), "top_log_probs: bad shape or k");
+  if (!logits.device().is_cpu() || logits.scalar_type() != torch::kFloat) {
+    auto [values, tokens] = logits.topk(k, -1);
+    auto log_probs = values - logits.logsumexp(-1, /*keepdim=*/true);
+    return {log_probs.to(torch::kCPU, torch::kDouble).contiguous(), tokens.to(torch::kCPU).contiguous()};
+  }
+  const auto x = logits.contiguous();
+  const int64_t rows = x.size(0), V = x.size(1);
+  TopLogProbs out{torch::empty({rows, k}, torch::kDouble), torch::empty({rows, k}, torch::kLong)};
+  const float* in = x.data_ptr<float>();
+  double* log_probs = out.log_probs.data_ptr<double>();
+  int64_t* tokens = out.tokens.data_ptr<int64_t>();
+  at::parallel_for(0, rows, /*grain_size=*/16, [&](int64_t begin, int64_t end) {
+    std::vector<float> exps(static_cast<size_t>(V)), top(static_cast<size_t>(k));
+    for (int64_t r = begin; r < end; ++r) {
+      const float* row = in + r * V;
+      top_k(row, V, k, top.data(), tokens + r * k);
+      const float max = top[0];
+      double lse = 0;  // every logit ±inf or NaN: left as they are
+      if (std::isfinite(max)) {
+        exp_shifted(row, exps.data(), V, max);
+        lse = max + std::log(sum(exps.data(), V));
+      }
+      for (int64_t c = 0; c < k; ++c) log_probs[r * k + c] = static_cast<double>(top[c]) - lse;
+    }
+  });
+  return out;
+}
+
+}  // namespace nmt::decode

@@ -1,0 +1,18 @@
+#pragma once
+// The few most probable next tokens of every row, with their log-probabilities, without
+// materialising the log-softmax over the vocabulary.
+#include <torch/torch.h>
+
+namespace nmt::decode {
+
+struct TopLogProbs {
+  torch::Tensor log_probs;  // double [rows, k], CPU, best first
+  torch::Tensor tokens;     // int64 [rows, k], CPU; equal logits: the lower id first
+};
+
+// logits: [rows, V] of any device and floating type; 1 <= k <= V. On the CPU with float
+// logits, one fused pass per row (top-k, then the log-sum-exp with a vectorised exp);
+// elsewhere, topk and logsumexp on the logits' device.
+TopLogProbs top_log_probs(const torch::Tensor& logits, int64_t k);
+
+}  // namespace nmt::decode
