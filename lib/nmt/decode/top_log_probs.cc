@@ -58,29 +58,51 @@ double sum(const float* __restrict x, int64_t n) {
   return total;
 }
 
+// Whether any of x[0..16) exceeds `threshold`: branch-free, so it vectorises.
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+bool any_above(const float* __restrict x, float threshold) {
+  int hits = 0;
+  for (int j = 0; j < 16; ++j) hits |= x[j] > threshold;
+  return hits != 0;
+}
+
+// Inserts (x, i) into the sorted top list of `filled` <= k entries.
+inline void insert(float x, int64_t i, int64_t k, int64_t& filled, float* value, int64_t* index) {
+  int64_t at = filled < k ? filled++ : k - 1;
+  while (at > 0 && x > value[at - 1]) {  // strictly greater: on ties the lower id stays first
+    value[at] = value[at - 1];
+    index[at] = index[at - 1];
+    --at;
+  }
+  value[at] = x;
+  index[at] = i;
+}
+
 // The k largest of row[0..n) into (value, index) best first; NaN ranks below everything.
+// Once k values are in, a block of 16 is read element by element only when one of its
+// values beats the k-th best: after the first few blocks, almost never.
 void top_k(const float* row, int64_t n, int64_t k, float* value, int64_t* index) {
   int64_t filled = 0;
   float threshold = -std::numeric_limits<float>::infinity();  // the k-th best so far
-  for (int64_t i = 0; i < n; ++i) {
+  auto consider = [&](int64_t i) {
     const float x = row[i];
-    if (filled == k && !(x > threshold)) continue;  // the common case: one compare
-    if (std::isnan(x)) continue;
-    int64_t at = filled < k ? filled++ : k - 1;
-    while (at > 0 && x > value[at - 1]) {  // strictly greater: on ties the lower id stays first
-      value[at] = value[at - 1];
-      index[at] = index[at - 1];
-      --at;
-    }
-    value[at] = x;
-    index[at] = i;
+    if (filled == k && !(x > threshold)) return;
+    if (std::isnan(x)) return;
+    insert(x, i, k, filled, value, index);
     threshold = value[filled - 1];
-  }
+  };
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    if (filled < k || any_above(row + i, threshold))
+      for (int64_t j = i; j < i + 16; ++j) consider(j);
+  for (; i < n; ++i) consider(i);
   // A row with fewer than k non-NaN logits: pad with the lowest ids not taken, at -inf.
-  for (int64_t i = 0; filled < k && i < n; ++i)
-    if (std::isnan(row[i])) {
+  for (int64_t j = 0; filled < k && j < n; ++j)
+    if (std::isnan(row[j])) {
       value[filled] = -std::numeric_limits<float>::infinity();
-      index[filled++] = i;
+      index[filled++] = j;
     }
 }
 
