@@ -195,7 +195,8 @@ DecoderCache GruBahdanauImpl::start(const torch::Tensor& memory, const torch::Te
   cache.tensors.push_back(memory.contiguous());
   cache.tensors.push_back(AdditiveAttentionImpl::additive_mask(src_mask));
   cache.tensors.push_back(decoder_->initial_state(memory, src_mask).contiguous());
-  cache.per_source = {true, true, true, false};  // keys, memory, mask; the hidden state is per row
+  using Slot = DecoderCache::Slot;  // keys, memory, mask; the hidden state is per row
+  cache.slots = {Slot::kPerSource, Slot::kPerSource, Slot::kPerSource, Slot::kPerRow};
   return cache;
 }
 

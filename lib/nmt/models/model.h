@@ -20,7 +20,18 @@ constexpr int64_t kEosId = 3;
 // (sentence or beam) on dimension 0, so removing finished sentences or reordering beams is
 // one generic `select` whatever the model stores.
 struct DecoderCache {
+  // What `select` does with a slot.
+  enum class Slot {
+    kPerRow,     // depends on the row's target prefix: follows `rows`
+    kPerSource,  // depends only on the row's source sentence (source mask, cross-attention
+                 // keys/values, projected memory): follows `sources`
+    kHistory,    // written once by one step and never copied: the rows of later steps reach
+                 // it through a per-row index slot the model keeps (Transformer: each step's
+                 // self-attention keys/values, so reordering beams copies a [rows, steps]
+                 // table of ints instead of every layer's keys and values)
+  };
   std::vector<torch::Tensor> tensors;  // model-defined slots (keys/values, hidden states, ...)
+  std::vector<Slot> slots;             // one per tensor
   int64_t position = 0;                // number of target tokens already fed
 
   // Attention of the last step, [batch, src_len], filled only when record_attention is set.
@@ -28,10 +39,6 @@ struct DecoderCache {
   int64_t attention_layer = -1;  // Transformer: -1 = last decoder layer
   int64_t attention_head = -1;   // Transformer: -1 = average over heads
   torch::Tensor attention;
-
-  // Per slot: true when the tensor depends only on the row's source sentence (source mask,
-  // cross-attention keys/values, projected memory), not on the target prefix.
-  std::vector<bool> per_source;
 
   // Per-source slots may hold one row per source sentence while the per-row slots hold
   // `beams` consecutive rows per source (beam search, as CTranslate2 does): the model folds
@@ -46,8 +53,8 @@ struct DecoderCache {
   // an undefined `sources` leaves the per-source slots as they are.
   void select(const torch::Tensor& rows, const torch::Tensor& sources) {
     for (size_t i = 0; i < tensors.size(); ++i) {
-      if (!tensors[i].defined()) continue;
-      const bool source_slot = i < per_source.size() && per_source[i];
+      if (!tensors[i].defined() || slots.at(i) == Slot::kHistory) continue;
+      const bool source_slot = slots[i] == Slot::kPerSource;
       if (source_slot && !sources.defined()) continue;
       tensors[i] = tensors[i].index_select(0, source_slot ? sources : rows);
     }

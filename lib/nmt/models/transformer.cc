@@ -87,22 +87,21 @@ torch::Tensor MultiHeadAttentionImpl::forward_self(const torch::Tensor& x, const
   return out_proj_(merge_heads(out));
 }
 
-torch::Tensor MultiHeadAttentionImpl::forward_self_incremental(const torch::Tensor& x, torch::Tensor* k_cache,
-                                                               torch::Tensor* v_cache, torch::Tensor* weights) {
-  const int64_t B = x.size(0), T = x.size(1), H = options.heads(), dk = options.d_model() / H;
-  auto qkv = qkv_proj_(x).view({B, T, 3, H, dk}).permute({2, 0, 3, 1, 4});
-  torch::Tensor k = qkv[1], v = qkv[2];
-  if (k_cache->defined()) {
-    k = torch::cat({*k_cache, k}, 2);
-    v = torch::cat({*v_cache, v}, 2);
+torch::Tensor MultiHeadAttentionImpl::forward_self_step(const torch::Tensor& x, std::vector<torch::Tensor>& steps,
+                                                        const torch::Tensor& origins) {
+  const int64_t B = x.size(0), H = options.heads(), dk = options.d_model() / H;
+  TORCH_CHECK(x.size(1) == 1, "forward_self_step: one position per row");
+  auto qkv = qkv_proj_(x);  // [B,1,3d]
+  steps.push_back(qkv.view({B, 3 * options.d_model()}));
+  auto q = qkv.view({B, 1, 3, H, dk}).select(2, 0).transpose(1, 2);  // [B,H,1,dk]
+  // The new position may attend to every earlier one: no mask needed.
+  torch::Tensor out;
+  if (!is_training() && history_attention_applies(q, steps, origins)) {
+    out = history_attention(q, steps, origins, 1.0 / std::sqrt(static_cast<double>(dk)));
   } else {
-    k = k.contiguous();
-    v = v.contiguous();
+    auto [k, v] = gather_history(steps, origins, H);
+    out = attention_->forward(q, k, v);
   }
-  *k_cache = k;
-  *v_cache = v;
-  // The new position may attend to every cached one: no mask needed.
-  auto out = attention_->forward(qkv[0], k, v, torch::Tensor(), weights);
   return out_proj_(merge_heads(out));
 }
 
@@ -229,7 +228,7 @@ torch::Tensor DecoderLayerImpl::forward(const torch::Tensor& x, const torch::Ten
 torch::Tensor DecoderLayerImpl::step(const torch::Tensor& x, DecoderLayerState& state, const torch::Tensor& src_mask,
                                      torch::Tensor* cross_weights) {
   return block(
-      x, [&](const torch::Tensor& h) { return self_attn_->forward_self_incremental(h, &state.self_k, &state.self_v); },
+      x, [&](const torch::Tensor& h) { return self_attn_->forward_self_step(h, state.self_steps, state.origins); },
       [&](const torch::Tensor& h) {
         return cross_attn_->forward_cross(h, state.cross_k, state.cross_v, src_mask, cross_weights);
       });
@@ -380,32 +379,43 @@ torch::Tensor TransformerImpl::encode(const torch::Tensor& src, const torch::Ten
   return encoder_(src, additive_mask(src_mask));
 }
 
-// Cache slots: [0] additive source mask, then per layer: self_k, self_v, cross_k, cross_v.
+// Cache slots: [0] the additive source mask; [1 + 2i], [2 + 2i] layer i's cross-attention
+// keys and values; [1 + 2n] the origins table (see DecoderLayerState; undefined before the
+// first step); then, per step, one history slot per layer: its fused projection.
 DecoderCache TransformerImpl::start(const torch::Tensor& memory, const torch::Tensor& src_mask) {
+  using Slot = DecoderCache::Slot;
   DecoderCache cache;
   cache.tensors.push_back(additive_mask(src_mask));
-  cache.per_source.push_back(true);
+  cache.slots.push_back(Slot::kPerSource);
   for (auto& s : decoder_->start(memory)) {
-    cache.tensors.push_back(s.self_k);
-    cache.tensors.push_back(s.self_v);
-    cache.tensors.push_back(s.cross_k);
-    cache.tensors.push_back(s.cross_v);
-    cache.per_source.insert(cache.per_source.end(), {false, false, true, true});
+    cache.tensors.insert(cache.tensors.end(), {s.cross_k, s.cross_v});
+    cache.slots.insert(cache.slots.end(), {Slot::kPerSource, Slot::kPerSource});
   }
+  cache.tensors.emplace_back();
+  cache.slots.push_back(Slot::kPerRow);
   return cache;
 }
 
 torch::Tensor TransformerImpl::step(const torch::Tensor& prev_tokens, DecoderCache& cache) {
-  const int64_t n = decoder_->num_layers();
+  const int64_t n = decoder_->num_layers(), rows = prev_tokens.size(0), t = cache.position;
+  const size_t origins_slot = static_cast<size_t>(1 + 2 * n), history = origins_slot + 1;
+  TORCH_CHECK(cache.tensors.size() == history + static_cast<size_t>(n * t), "Transformer::step: not this model's cache");
+  // Each row's own position t lives in its row of this step's projection.
+  auto& origins = cache.tensors[origins_slot];
+  auto here = torch::arange(rows, torch::TensorOptions().dtype(torch::kLong).device(prev_tokens.device())).unsqueeze(1);
+  origins = origins.defined() ? torch::cat({origins, here}, 1) : here;
   std::vector<DecoderLayerState> states(n);
   for (int64_t i = 0; i < n; ++i) {
-    auto* slot = &cache.tensors[1 + 4 * i];
-    states[i] = {slot[0], slot[1], slot[2], slot[3]};
+    states[i].cross_k = cache.tensors[1 + 2 * i];
+    states[i].cross_v = cache.tensors[2 + 2 * i];
+    states[i].origins = origins;
+    states[i].self_steps.reserve(static_cast<size_t>(t + 1));
+    for (int64_t tau = 0; tau < t; ++tau) states[i].self_steps.push_back(cache.tensors[history + tau * n + i]);
   }
   auto hidden = decoder_->step(prev_tokens, cache.position, states, cache.tensors[0], &cache);
   for (int64_t i = 0; i < n; ++i) {
-    cache.tensors[1 + 4 * i] = states[i].self_k;
-    cache.tensors[2 + 4 * i] = states[i].self_v;
+    cache.tensors.push_back(states[i].self_steps.back());
+    cache.slots.push_back(DecoderCache::Slot::kHistory);
   }
   cache.position += 1;
   return project(hidden);

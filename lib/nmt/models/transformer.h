@@ -51,10 +51,11 @@ class MultiHeadAttentionImpl : public torch::nn::Module {
 
   // Full-sequence self-attention: x [B,T,d] → [B,T,d].
   torch::Tensor forward_self(const torch::Tensor& x, const torch::Tensor& mask, torch::Tensor* weights = nullptr);
-  // Incremental self-attention of the new positions x [B,t,d]: their keys/values are
-  // appended to *k_cache / *v_cache ([B,H,T,dk], undefined at the first step).
-  torch::Tensor forward_self_incremental(const torch::Tensor& x, torch::Tensor* k_cache, torch::Tensor* v_cache,
-                                         torch::Tensor* weights = nullptr);
+  // Self-attention of one decoding step x [B,1,d] over the positions so far: appends this
+  // step's fused projection [B,3d] to `steps` (see DecoderLayerState) and attends over all
+  // of them; origins int64 [B, steps.size() + 1] maps each row to its row in every step.
+  torch::Tensor forward_self_step(const torch::Tensor& x, std::vector<torch::Tensor>& steps,
+                                  const torch::Tensor& origins);
   // Keys and values of the encoder memory [B,S,d] → two [B,H,S,dk] tensors (computed once).
   std::pair<torch::Tensor, torch::Tensor> project_memory(const torch::Tensor& memory);
   // Cross-attention of x [B,T,d] over projected memory keys/values.
@@ -135,9 +136,13 @@ class EncoderLayerImpl : public torch::nn::Module {
 };
 TORCH_MODULE(EncoderLayer);
 
-// Per-layer decoding state: self-attention keys/values so far and the memory's keys/values.
+// Per-layer decoding state. Self-attention: every step's fused q/k/v projection [rows_τ, 3d],
+// kept as written (beam search reorders rows through `origins` [rows, t], the row of step τ
+// holding each current row's past, instead of copying keys and values); cross-attention: the
+// memory's keys/values.
 struct DecoderLayerState {
-  torch::Tensor self_k, self_v, cross_k, cross_v;
+  std::vector<torch::Tensor> self_steps;
+  torch::Tensor origins, cross_k, cross_v;
 };
 
 class DecoderLayerImpl : public torch::nn::Module {
