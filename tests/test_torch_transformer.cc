@@ -103,9 +103,10 @@ TEST_P(TransformerTest, FullyMaskedRowsGiveNoNaN) {
 }
 
 TEST_P(TransformerTest, IncrementalStepMatchesFullForward) {
-  torch::NoGradGuard guard;
   auto in = inputs();
-  auto full = model->forward(in.src, in.src_mask, in.tgt_in);
+  // The reference runs LibTorch's ops (gradients on); the steps run the decoding kernels.
+  auto full = model->forward(in.src, in.src_mask, in.tgt_in).detach();
+  torch::NoGradGuard guard;
   auto cache = model->start(model->encode(in.src, in.src_mask), in.src_mask);
   for (int64_t t = 0; t < in.tgt_in.size(1); ++t) {
     auto logits = model->step(in.tgt_in.select(1, t), cache);
@@ -122,6 +123,27 @@ TEST_P(TransformerTest, CacheSelectKeepsRows) {
   cache.select(torch::tensor({1}, torch::kLong));  // sentence 0 finished: only row 1 goes on
   auto logits = model->step(in.tgt_in.select(1, 1).narrow(0, 1, 1), cache);
   EXPECT_TRUE(torch::allclose(logits[0], full[1][1], 1e-5, 1e-5));
+}
+
+// Beam search reorders and duplicates rows between steps; each row must then go on exactly as
+// its origin's sentence would, with the decoding kernels and with LibTorch's ops alike.
+TEST_P(TransformerTest, ReorderedAndDuplicatedRowsContinueTheirOrigin) {
+  auto in = inputs();
+  auto full = model->forward(in.src, in.src_mask, in.tgt_in).detach();
+  for (const bool kernels : {true, false}) {
+    torch::AutoGradMode grad_mode(!kernels);  // gradients on: LibTorch's ops
+    auto cache = model->start(model->encode(in.src, in.src_mask), in.src_mask);
+    model->step(in.tgt_in.select(1, 0), cache);
+    model->step(in.tgt_in.select(1, 1), cache);
+    const auto order = torch::tensor({1, 0, 1}, torch::kLong);
+    cache.select(order);
+    for (int64_t t = 2; t < in.tgt_in.size(1); ++t) {
+      auto logits = model->step(in.tgt_in.select(1, t).index_select(0, order), cache);
+      for (int64_t r = 0; r < 3; ++r)
+        EXPECT_TRUE(torch::allclose(logits[r], full[order[r].item<int64_t>()][t], 1e-5, 1e-5))
+            << (kernels ? "kernels" : "LibTorch ops") << ", row " << r << ", position " << t;
+    }
+  }
 }
 
 TEST_P(TransformerTest, AttentionWeightsSumToOneOverRealTokens) {
