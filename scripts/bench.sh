@@ -7,7 +7,7 @@
 # Trained model directories make the translation rows realistic (output lengths of a real
 # model); without them freshly initialised models are used, which decode to the length limit:
 #   NMT_BENCH_SMALL=runs/tsmall NMT_BENCH_GRU=runs/gru NMT_BENCH_BASE=... scripts/bench.sh
-# Other knobs: NMT_BENCH_THREADS (2), NMT_BENCH_OUT (build/bench), NMT_DATA, NMT_BINARY, NMT_PYTHON.
+# Other knobs: NMT_BENCH_ALPHA (beam search's length-penalty α, 0.6), NMT_BENCH_THREADS (2), NMT_BENCH_OUT (build/bench), NMT_DATA, NMT_BINARY, NMT_PYTHON.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NMT=${NMT_BINARY:-$ROOT/build/nmt}
@@ -15,6 +15,7 @@ PY=${NMT_PYTHON:-/usr/bin/python3}
 REF="$ROOT/scripts/reference/nmt_reference.py"
 DATA=${NMT_DATA:-$ROOT/../shared/data}
 T=${NMT_BENCH_THREADS:-2}
+ALPHA=${NMT_BENCH_ALPHA:-0.6}
 OUT=${NMT_BENCH_OUT:-$ROOT/build/bench}
 TRAIN="$DATA/multi30k/train"
 TEST="$DATA/multi30k/test_2016_flickr.en"
@@ -90,10 +91,10 @@ for spec in "${models[@]}"; do
   done
   if [[ $name == transformer-small ]]; then
     log "$name: beam 5, batch 64, nmt"
-    record "$name/beam5/nmt" "$("$NMT" bench translate -m "$dir" --src "$TEST" --batch-size 64 --beam 5 --threads "$T" \
+    record "$name/beam5/nmt" "$("$NMT" bench translate -m "$dir" --src "$TEST" --batch-size 64 --beam 5 --alpha "$ALPHA" --threads "$T" \
       $([[ -z "$trained" ]] && echo --limit 100))"
     log "$name: beam 5 with shrinking beams (Marian's search), batch 64, nmt"
-    record "$name/beam5shrink/nmt" "$("$NMT" bench translate -m "$dir" --src "$TEST" --batch-size 64 --beam 5 --beam-shrink \
+    record "$name/beam5shrink/nmt" "$("$NMT" bench translate -m "$dir" --src "$TEST" --batch-size 64 --beam 5 --alpha "$ALPHA" --beam-shrink \
       --threads "$T" $([[ -z "$trained" ]] && echo --limit 100))"
   fi
   # Time to the first translated line of a one-line input, model load included.
