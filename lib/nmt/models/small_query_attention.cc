@@ -95,6 +95,7 @@ torch::Tensor small_query_attention(const torch::Tensor& q_in, const torch::Tens
   const View4 qv(q), kv(k), vv(v);
   float* out_data = out.data_ptr<float>();
   float* weight_data = weights ? weights->data_ptr<float>() : nullptr;
+  const float* mask_data = mask.defined() ? mask.data_ptr<float>() : nullptr;
   at::parallel_for(0, B * H, /*grain_size=*/8, [&](int64_t begin, int64_t end) {
     std::vector<float> scores(S);
     std::vector<const float*> queries(T), keys(S), values(S), masks(T);
@@ -105,15 +106,14 @@ torch::Tensor small_query_attention(const torch::Tensor& q_in, const torch::Tens
         queries[t] = qv.at(b, h, t);
         outputs[t] = out_data + ((b * T + t) * H + h) * dv;
         if (weight_data) weight_rows[t] = weight_data + ((b * H + h) * T + t) * S;
-        if (mask.defined())
-          masks[t] = mask.data_ptr<float>() + b * mask.stride(0) + h * mask.stride(1) + t * mask.stride(2);
+        if (mask_data) masks[t] = mask_data + b * mask.stride(0) + h * mask.stride(1) + t * mask.stride(2);
       }
       for (int64_t s = 0; s < S; ++s) {
         keys[s] = kv.at(b, h, s);
         values[s] = vv.at(b, h, s);
       }
-      attend(T, queries.data(), S, keys.data(), values.data(), mask.defined() ? masks.data() : nullptr,
-             mask.defined() ? mask.stride(3) : 0, dk, dv, static_cast<float>(scale), scores.data(), outputs.data(),
+      attend(T, queries.data(), S, keys.data(), values.data(), mask_data ? masks.data() : nullptr,
+             mask_data ? mask.stride(3) : 0, dk, dv, static_cast<float>(scale), scores.data(), outputs.data(),
              weight_data ? weight_rows.data() : nullptr);
     }
   });
