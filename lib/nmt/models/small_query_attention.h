@@ -30,7 +30,8 @@ torch::Tensor history_attention(const torch::Tensor& q, const std::vector<torch:
                                 const torch::Tensor& origins, double scale);
 
 // The same history as keys and values [rows,H,t,dk] for LibTorch's ops (any device, with
-// gradients): one gather.
+// gradients): one concatenation of the steps and one gather per call, so O(t) copying per
+// step where history_attention copies nothing.
 std::pair<torch::Tensor, torch::Tensor> gather_history(const std::vector<torch::Tensor>& steps,
                                                        const torch::Tensor& origins, int64_t heads);
 
