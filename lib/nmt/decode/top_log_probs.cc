@@ -7,6 +7,8 @@
 #include <limits>
 #include <vector>
 
+#include "nmt/util/vectorize.h"
+
 namespace nmt::decode {
 namespace {
 
@@ -18,9 +20,7 @@ namespace {
 // written so that GCC vectorises it: this file is compiled with -fno-trapping-math, and the
 // AVX2 clone is picked at load time where the CPU has it. Arguments below -87 give ~1e-38
 // (the smallest normal float) instead of a denormal: nothing a sum of V terms can notice.
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
-__attribute__((target_clones("avx2", "default")))
-#endif
+NMT_AVX2_CLONE
 void exp_shifted(const float* __restrict x, float* __restrict out, int64_t n, float shift) {
   for (int64_t i = 0; i < n; ++i) {
     float v = x[i] - shift;
@@ -42,9 +42,7 @@ void exp_shifted(const float* __restrict x, float* __restrict out, int64_t n, fl
 }
 
 // Sixteen partial sums, so the additions vectorise without reassociating one long chain.
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
-__attribute__((target_clones("avx2", "default")))
-#endif
+NMT_AVX2_CLONE
 double sum(const float* __restrict x, int64_t n) {
   constexpr int kLanes = 16;
   float lanes[kLanes] = {};
@@ -58,9 +56,7 @@ double sum(const float* __restrict x, int64_t n) {
 }
 
 // Whether any of x[0..16) exceeds `threshold`: branch-free, so it vectorises.
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
-__attribute__((target_clones("avx2", "default")))
-#endif
+NMT_AVX2_CLONE
 bool any_above(const float* __restrict x, float threshold) {
   int hits = 0;
   for (int j = 0; j < 16; ++j) hits |= x[j] > threshold;

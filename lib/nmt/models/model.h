@@ -16,9 +16,9 @@ constexpr int64_t kUnkId = 1;
 constexpr int64_t kBosId = 2;
 constexpr int64_t kEosId = 3;
 
-// What incremental decoding carries from one step to the next. Every tensor has the batch
-// (sentence or beam) on dimension 0, so removing finished sentences or reordering beams is
-// one generic `select` whatever the model stores.
+// What incremental decoding carries from one step to the next. Every per-row and per-source
+// tensor has the batch (sentence or beam) on dimension 0, so removing finished sentences or
+// reordering beams is one generic `select` whatever the model stores.
 struct DecoderCache {
   // What `select` does with a slot.
   enum class Slot {

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <vector>
 
+#include "nmt/util/vectorize.h"
+
 namespace nmt::models {
 
 // Why a kernel of our own: LibTorch 1.13's CPU bmm runs one GEMM call per (batch, head)
@@ -21,9 +23,7 @@ namespace {
 // One (batch, head): T queries over S keys/values given as pointers to unit-stride vectors,
 // so the dot products and the weighted sums vectorise; the AVX2 clone is picked at load
 // time. masks[t] (null: no mask) holds the additive mask of query t, mask_stride apart.
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
-__attribute__((target_clones("avx2", "default")))
-#endif
+NMT_AVX2_CLONE
 void attend(int64_t T, const float* const* queries, int64_t S, const float* const* keys, const float* const* values,
             const float* const* masks, int64_t mask_stride, int64_t dk, int64_t dv, float scale, float* scores,
             float* const* outputs, float* const* weights) {
