@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <torch/version.h>
 
 #include "commands.h"
 #include "nmt/util/blas.h"
@@ -21,7 +22,10 @@ int main(int argc, char** argv) {
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   // A misspelt key in a --config file is an error, not silently ignored.
   app.allow_config_extras(CLI::config_extras_mode::error);
-  app.set_version_flag("--version", "nmt 0.1.0");
+  // Which LibTorch and fmt this binary was built with: a bug report needs both.
+  app.set_version_flag("--version", fmt::format("nmt 0.1.0 (LibTorch {}, fmt {}.{}.{}, C++{})", TORCH_VERSION,
+                                                FMT_VERSION / 10000, FMT_VERSION / 100 % 100, FMT_VERSION % 100,
+                                                __cplusplus / 100 % 100));
   nmt::cli::add_bleu_command(app);
   nmt::cli::add_train_command(app);
   nmt::cli::add_translate_command(app);

@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
 # Side-by-side speed benchmark: nmt against our PyTorch reference (scripts/reference/
 # nmt_reference.py: same architectures, same weights, same batches, same threads), printing
-# one table. Prerequisites: `NMT_SETUP_BENCH=1 scripts/setup.sh` (adds python3-torch) and a
-# build in build/ (scripts/test.sh does both). Runs in about 10 minutes on 2 cores.
+# one table. Runs in about 10 minutes on 2 cores.
+#
+# NMT_LIBTORCH picks the pair, each on one LibTorch:
+#   debian (default)  build/nmt on Debian's LibTorch 1.13 against Debian's python3-torch 1.13
+#   wheel             build-wheel/nmt on the pinned wheel's LibTorch 2.x against the Python side
+#                     of the same wheel (PYTHONPATH=scripts/torch-home.sh's folder)
+# Prerequisites: `NMT_LIBTORCH=... NMT_SETUP_BENCH=1 scripts/setup.sh` and a build
+# (`NMT_LIBTORCH=... scripts/test.sh` does both).
 #
 # Trained model directories make the translation rows realistic (output lengths of a real
 # model); without them freshly initialised models are used, which decode to the length limit:
@@ -10,13 +16,19 @@
 # Other knobs: NMT_BENCH_ALPHA (beam search's length-penalty α, 0.6), NMT_BENCH_THREADS (2), NMT_BENCH_OUT (build/bench), NMT_DATA, NMT_BINARY, NMT_PYTHON.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-NMT=${NMT_BINARY:-$ROOT/build/nmt}
-PY=${NMT_PYTHON:-/usr/bin/python3}
+LIBTORCH=${NMT_LIBTORCH:-debian}
+case "$LIBTORCH" in
+  debian) NMT=${NMT_BINARY:-$ROOT/build/nmt}; PY=${NMT_PYTHON:-/usr/bin/python3}; BUILD=$ROOT/build ;;
+  wheel)
+    NMT=${NMT_BINARY:-$ROOT/build-wheel/nmt}; PY=${NMT_PYTHON:-python3}; BUILD=$ROOT/build-wheel
+    export PYTHONPATH="$(bash "$ROOT/scripts/torch-home.sh")${PYTHONPATH:+:$PYTHONPATH}" ;;
+  *) echo "bench: NMT_LIBTORCH must be debian or wheel, not '$LIBTORCH'" >&2; exit 2 ;;
+esac
 REF="$ROOT/scripts/reference/nmt_reference.py"
 DATA=${NMT_DATA:-$ROOT/../shared/data}
 T=${NMT_BENCH_THREADS:-2}
 ALPHA=${NMT_BENCH_ALPHA:-0.6}
-OUT=${NMT_BENCH_OUT:-$ROOT/build/bench}
+OUT=${NMT_BENCH_OUT:-$BUILD/bench}
 TRAIN="$DATA/multi30k/train"
 TEST="$DATA/multi30k/test_2016_flickr.en"
 
@@ -104,7 +116,9 @@ for spec in "${models[@]}"; do
   record "$name/first_line" "$("$PY" -c "print(round($end - $start, 3))")"
 done
 
-"$PY" - "$RES" "$T" <<'PYEOF' | tee "$OUT/table.md"
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+versions="nmt: $("$NMT" --version); reference: PyTorch $("$PY" -c 'import torch; print(torch.__version__)')"
+"$PY" - "$RES" "$T" "$cpu" "$versions" <<'PYEOF' | tee "$OUT/table.md"
 import json, sys
 res = {}
 for line in open(sys.argv[1]):
@@ -115,7 +129,9 @@ peak = res["peak"]["peak_gflops"]
 rows = []
 def ratio(a, b):
     return f"{a / b:.2f}x" if a and b else "-"
-print(f"Machine matmul peak: {peak:.1f} GFLOP/s (float32, {threads} threads, best of 256..2048; OpenBLAS kernels: {res['peak'].get('blas_core', '?')}, the same for both).\n")
+blas = res['peak'].get('blas_core') or "none: LibTorch's own BLAS (MKL in the PyTorch wheel)"
+print(f"CPU: {sys.argv[3]}. {sys.argv[4]}.")
+print(f"Machine matmul peak: {peak:.1f} GFLOP/s (float32, {threads} threads, best of 256..2048; OpenBLAS kernels: {blas}, the same for both).\n")
 print("| model | measure | nmt | PyTorch | nmt / PyTorch |")
 print("|---|---|---:|---:|---:|")
 for name in ["transformer-small", "transformer-base", "gru-small"]:

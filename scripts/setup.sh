@@ -1,41 +1,109 @@
 #!/usr/bin/env bash
-# Installs nmt's build and test dependencies from Debian 12's archive. Idempotent: packages
-# already present are skipped, and apt-get runs only when something is missing.
+# Installs nmt's build and test dependencies. Idempotent: what is already present is skipped.
+#
+# Which LibTorch, one switch:
+#   NMT_LIBTORCH=debian  (default) Debian 12's libtorch-dev, LibTorch 1.13, CPU.
+#   NMT_LIBTORCH=wheel   LibTorch 2.x from the pinned PyTorch wheel on PyPI (NMT_TORCH_VERSION,
+#                        default below), unpacked with `pip install --no-deps --target` into
+#                        NMT_TORCH_HOME (default ~/.cache/nmt/torch-VERSION), where CMake finds it
+#                        when configured with the same NMT_LIBTORCH=wheel (see CMakeLists.txt).
+# Either way the other Debian packages below are installed. NMT_SETUP_BENCH=1 adds what
+# scripts/bench.sh needs: Python PyTorch of the same LibTorch (python3-torch for Debian's, the
+# same wheel's Python side for the wheel) and Google Benchmark.
 set -euo pipefail
+cd "$(dirname "$0")/.."
+
+LIBTORCH=${NMT_LIBTORCH:-debian}
+# The pin (scripts/torch-wheel.version): the newest PyTorch on PyPI when it was set. Its wheel is
+# the CUDA 13 build; libtorch_cpu.so needs the CUDA runtime (libcudart.so.13, libcupti.so.13)
+# even on a CPU.
+TORCH_VERSION=${NMT_TORCH_VERSION:-$(head -n 1 scripts/torch-wheel.version)}
+TORCH_HOME_DIR=$(bash scripts/torch-home.sh)
+
+case "$LIBTORCH" in
+  debian | wheel) ;;
+  *) echo "setup: NMT_LIBTORCH must be 'debian' or 'wheel', not '$LIBTORCH'" >&2; exit 2 ;;
+esac
 
 packages=(
   g++ cmake pkg-config make
-  libtorch-dev            # LibTorch 1.13 (CPU): the tensor library and autograd
   libgloo-dev             # headers of the Gloo library LibTorch's c10d uses (data-parallel training)
-  libopenblas0-pthread    # without it LibTorch's matrix products use the reference BLAS (~30x slower)
+  libopenblas0-pthread    # without it LibTorch 1.13's matrix products use the reference BLAS (~30x slower)
   libsentencepiece-dev    # subword segmentation
   libcli11-dev            # command line
-  libfmt-dev
+  libfmt-dev              # fmt, where the LibTorch found ships none of its own (Debian's 1.13)
   nlohmann-json3-dev      # JSON for configs, --json output, metrics.jsonl
   libgtest-dev            # test suite
   zlib1g-dev              # tests: reading the report's PNG screenshot
   chromium                # tests: the HTML report rendered in a real headless browser
   bsdutils                # tests: `script` drives the interactive translator through a pseudo-terminal
 )
-[[ "${NMT_SETUP_BENCH:-0}" == 1 ]] && packages+=(python3-torch libbenchmark-dev)  # scripts/bench.sh
-
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-
-if ((${#missing[@]} == 0)); then
-  echo "setup: all ${#packages[@]} packages present"
-  exit 0
+[[ "$LIBTORCH" == debian ]] && packages+=(libtorch-dev)  # LibTorch 1.13 (CPU): tensors and autograd
+if [[ "${NMT_SETUP_BENCH:-0}" == 1 ]]; then
+  packages+=(libbenchmark-dev)
+  [[ "$LIBTORCH" == debian ]] && packages+=(python3-torch)  # the reference on the same LibTorch 1.13
 fi
 
-echo "setup: installing ${missing[*]}"
-SUDO=""
-if [[ $(id -u) -ne 0 ]]; then
-  command -v sudo >/dev/null || { echo "setup: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
-  SUDO=sudo
-fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
-echo "setup: done"
+install_debian_packages() {
+  local missing=() p
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if ((${#missing[@]} == 0)); then
+    echo "setup: all ${#packages[@]} Debian packages present"
+    return
+  fi
+  echo "setup: installing ${missing[*]}"
+  local sudo=""
+  if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null || { echo "setup: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+    sudo=sudo
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+# pip of whichever Python runs the benchmark's reference (pyenv's or Debian's).
+pip_cmd() {
+  if command -v python3 >/dev/null && python3 -m pip --version >/dev/null 2>&1; then
+    echo "python3 -m pip"
+  else
+    echo "/usr/bin/python3 -m pip"
+  fi
+}
+
+# The wheel, unpacked once per version: a finished unpack is marked by .nmt-complete, so an
+# interrupted one is redone rather than half used.
+install_torch_wheel() {
+  if [[ -f "$TORCH_HOME_DIR/.nmt-complete" ]]; then
+    echo "setup: LibTorch $TORCH_VERSION (PyTorch wheel) present in $TORCH_HOME_DIR"
+  else
+    echo "setup: installing the PyTorch $TORCH_VERSION wheel's LibTorch into $TORCH_HOME_DIR"
+    rm -rf "$TORCH_HOME_DIR"
+    mkdir -p "$TORCH_HOME_DIR"
+    # --no-deps: the CUDA wheels it names are gigabytes; the C++ library needs none of them but
+    # the CUDA runtime, checked below. --no-compile: the C++ build needs no .pyc files.
+    $(pip_cmd) install -q --root-user-action=ignore --no-deps --no-compile --no-warn-script-location --target "$TORCH_HOME_DIR" \
+      "torch==$TORCH_VERSION"
+    touch "$TORCH_HOME_DIR/.nmt-complete"
+  fi
+  local lib missing=()
+  for lib in libcudart.so.13 libcupti.so.13; do
+    ldconfig -p | grep -q "$lib" || missing+=("$lib")
+  done
+  if ((${#missing[@]})); then
+    echo "setup: the PyTorch wheel's libtorch_cpu.so needs ${missing[*]} (the CUDA 13 runtime) and the" \
+      "dynamic linker finds none; install the CUDA 13 toolkit or the nvidia-cuda-runtime and" \
+      "nvidia-cuda-cupti wheels and add their lib folders to /etc/ld.so.conf.d" >&2
+    exit 1
+  fi
+  if [[ "${NMT_SETUP_BENCH:-0}" == 1 ]]; then
+    # The Python side of the same wheel (the benchmark's reference): its pure-Python needs.
+    $(pip_cmd) install -q --root-user-action=ignore filelock typing-extensions sympy networkx jinja2 fsspec numpy
+  fi
+}
+
+install_debian_packages
+[[ "$LIBTORCH" == wheel ]] && install_torch_wheel
+echo "setup: done (NMT_LIBTORCH=$LIBTORCH)"

@@ -1,11 +1,38 @@
 #!/usr/bin/env bash
-# The whole test suite from a fresh clone: dependencies, build, ctest.
+# The whole test suite from a fresh clone: dependencies, build, ctest, once for each LibTorch.
+#   NMT_LIBTORCH=debian|wheel   test against that one only (default: both, Debian's first)
+#   NMT_BUILD_DIR               build folder (default: build for Debian's, the folder the other
+#                               scripts use, and build-wheel for the wheel's)
+#   NMT_JOBS                    parallel compile and test jobs (default 2)
 # The tests read the mirrored datasets from $NMT_DATA (default ../shared/data) and skip,
-# with the reason, what needs data that is absent.
+# with the reason, what needs data that is absent. Ends with one line of totals.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
-build=${NMT_BUILD_DIR:-build}
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release ${NMT_CMAKE_ARGS:-}
-cmake --build "$build" -j "${NMT_JOBS:-2}"
-ctest --test-dir "$build" --output-on-failure -j "${NMT_JOBS:-2}"
+jobs=${NMT_JOBS:-2}
+read -r -a variants <<< "${NMT_LIBTORCH:-debian wheel}"
+passed=0 failed=0 summary=()
+for variant in "${variants[@]}"; do
+  start=$SECONDS
+  NMT_LIBTORCH=$variant bash scripts/setup.sh
+  default_build=build
+  [[ $variant == wheel ]] && default_build=build-wheel
+  build=${NMT_BUILD_DIR:-$default_build}
+  NMT_LIBTORCH=$variant cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DNMT_LIBTORCH="$variant" ${NMT_CMAKE_ARGS:-}
+  cmake --build "$build" -j "$jobs"
+  version=$("$build/nmt" --version)
+  echo "test: $version, from NMT_LIBTORCH=$variant"
+  log="$build/ctest.log"
+  status=0
+  ctest --test-dir "$build" --output-on-failure -j "$jobs" 2>&1 | tee "$log" || status=$?
+  # ctest's own closing line: "100% tests passed, 0 tests failed out of 183"
+  read -r p f < <(sed -nE 's/.* tests passed, ([0-9]+) tests? failed out of ([0-9]+).*/\2 \1/p' "$log" | tail -n 1 |
+    awk '{print $1 - $2, $2}')
+  if [[ -z "${p:-}" ]]; then p=0; f=1; fi
+  ((status == 0)) || ((f > 0)) || f=1
+  passed=$((passed + p)) failed=$((failed + f))
+  summary+=("$version: $p passed, $f failed ($(((SECONDS - start) / 60)) min with setup and build)")
+done
+echo
+printf 'test: %s\n' "${summary[@]}"
+echo "total: $passed passed, $failed failed"
+((failed == 0))
