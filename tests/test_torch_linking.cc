@@ -99,8 +99,10 @@ TEST(Linking, StandardFunctionsLibTorchAlsoExportsResolveToLibstdcxx) {
       void* in_libstdcxx = dlsym(libstdcxx, name.c_str());
       if (in_libstdcxx == nullptr) continue;  // LibTorch's own instantiation: nothing to shadow
       ++checked;
-      void* bound = dlsym(RTLD_DEFAULT, name.c_str());
-      if (bound != in_libstdcxx && wrong.size() < 5) wrong.push_back(name + " -> " + library_of(bound));
+      // Bound to libstdc++, or to a template instance the executable holds itself: both fine.
+      const std::string bound = library_of(dlsym(RTLD_DEFAULT, name.c_str()));
+      if ((contains(bound, "libtorch") || contains(bound, "libc10")) && wrong.size() < 5)
+        wrong.push_back(name + " -> " + bound);
     }
   }
   dlclose(libstdcxx);
