@@ -21,7 +21,8 @@ case "$LIBTORCH" in
   debian) NMT=${NMT_BINARY:-$ROOT/build/nmt}; PY=${NMT_PYTHON:-/usr/bin/python3}; BUILD=$ROOT/build ;;
   wheel)
     NMT=${NMT_BINARY:-$ROOT/build-wheel/nmt}; PY=${NMT_PYTHON:-python3}; BUILD=$ROOT/build-wheel
-    export PYTHONPATH="$(bash "$ROOT/scripts/torch-home.sh")${PYTHONPATH:+:$PYTHONPATH}" ;;
+    home=$(bash "$ROOT/scripts/torch-home.sh")
+    export PYTHONPATH="$home:$home-cuda-deps${PYTHONPATH:+:$PYTHONPATH}" ;;
   *) echo "bench: NMT_LIBTORCH must be debian or wheel, not '$LIBTORCH'" >&2; exit 2 ;;
 esac
 REF="$ROOT/scripts/reference/nmt_reference.py"

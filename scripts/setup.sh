@@ -88,9 +88,10 @@ install_torch_wheel() {
       "torch==$TORCH_VERSION"
     touch "$TORCH_HOME_DIR/.nmt-complete"
   fi
-  local lib missing=()
+  local lib missing=() found
+  found=$(ldconfig -p)
   for lib in libcudart.so.13 libcupti.so.13; do
-    ldconfig -p | grep -q "$lib" || missing+=("$lib")
+    grep -q "$lib" <<< "$found" || missing+=("$lib")
   done
   if ((${#missing[@]})); then
     echo "setup: the PyTorch wheel's libtorch_cpu.so needs ${missing[*]} (the CUDA 13 runtime) and the" \
@@ -99,8 +100,23 @@ install_torch_wheel() {
     exit 1
   fi
   if [[ "${NMT_SETUP_BENCH:-0}" == 1 ]]; then
-    # The Python side of the same wheel (the benchmark's reference): its pure-Python needs.
+    # The Python side of the same wheel (the benchmark's reference): its pure-Python needs, and
+    # the CUDA libraries `import torch` loads that the CUDA toolkit lacks (NCCL of the wheel's
+    # version, NVSHMEM, cuSPARSELt, cuFile), pinned as the wheel pins them, into a folder of
+    # their own so the C++ build (NMT_CUDA=AUTO) still sees a CPU-only machine.
     $(pip_cmd) install -q --root-user-action=ignore filelock typing-extensions sympy networkx jinja2 fsspec numpy
+    local deps="$TORCH_HOME_DIR-cuda-deps"
+    if [[ ! -f "$deps/.nmt-complete" ]]; then
+      local pins
+      pins=$(sed -nE 's/^Requires-Dist: (nvidia-(nccl|nvshmem|cusparselt)-cu[0-9]+==[0-9.]+).*/\1/p;
+                      s/^Requires-Dist: cuda-toolkit\[.*\]==([0-9.]+).*/cuda-toolkit[cufile]==\1/p' \
+        "$TORCH_HOME_DIR"/torch-*.dist-info/METADATA)
+      echo "setup: installing $(echo $pins) into $deps (the benchmark's Python PyTorch)"
+      rm -rf "$deps"
+      # shellcheck disable=SC2086
+      $(pip_cmd) install -q --root-user-action=ignore --no-compile --target "$deps" $pins
+      touch "$deps/.nmt-complete"
+    fi
   fi
 }
 
