@@ -320,13 +320,15 @@ std::string tercom_tokenize(std::string_view segment, const TerOptions& o) {
   const bool remove_asian = o.no_punct && o.asian_support;
   std::u32string chars;
   for (char32_t c : text::decode_utf8(sent)) {
-    if (remove_punct && is_removed_punct(c)) continue;
-    if (remove_asian && (is_asian_punct(c) || is_full_width_punct(c))) continue;
-    if (asian_spacing && is_spaced_asian(c)) {
-      chars += {U' ', c, U' '};
+    const bool spaced = asian_spacing && is_spaced_asian(c);
+    const bool removed = (remove_punct && is_removed_punct(c)) ||
+                         (remove_asian && (is_asian_punct(c) || is_full_width_punct(c)));
+    if (removed) {
+      if (spaced) chars.push_back(U' ');  // normalised first: the spaces around it stay
       continue;
     }
-    chars.push_back(c);
+    if (spaced) chars += {U' ', c, U' '};
+    else chars.push_back(c);
   }
   std::string joined;
   for (const std::u32string& word : text::python_split(chars)) {
