@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -233,8 +234,9 @@ void print_own_layout(const BleuCliOptions& o, const metrics::ReportOptions& r, 
 }
 
 void run_bleu(BleuCliOptions o) {
-  // `-m bleu chrf HYP` lets the metric list swallow HYP; take it back.
-  while (o.metrics.size() > 1 && !is_metric(o.metrics.back())) {
+  // `-m bleu chrf HYP...` lets the metric list swallow the files; take back the trailing
+  // entries that name files (an unknown metric name stays, to be reported as such).
+  while (o.metrics.size() > 1 && !is_metric(o.metrics.back()) && std::filesystem::exists(o.metrics.back())) {
     o.positionals.insert(o.positionals.begin(), o.metrics.back());
     o.metrics.pop_back();
   }
@@ -282,7 +284,9 @@ void run_bleu(BleuCliOptions o) {
     if (systems.size() > 1) throw UsageError("--sentence-level scores one system at a time");
     if (o.confidence || paired) throw UsageError("--sentence-level has no confidence intervals or paired tests");
   }
-  const bool sacrebleu_style = !o.format.empty() || o.confidence || systems.size() > 1;
+  if (paired && systems.size() == 1)
+    throw UsageError("--paired-bs / --paired-ar compare systems: give a baseline and at least one more system");
+  const bool sacrebleu_style = !o.format.empty() || o.confidence || paired || systems.size() > 1;
   const bool sacrebleu_layout = sacrebleu_style && !o.sentence;
   const metrics::ReportOptions r = report_options(o, sacrebleu_style, systems.size());
   if (sacrebleu_layout) print(metrics::sacrebleu_report(systems, refs, r));

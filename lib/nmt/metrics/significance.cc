@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "nmt/util/error.h"
+#include "nmt/util/vectorize.h"
 
 namespace nmt::metrics {
 namespace {
@@ -274,24 +275,40 @@ std::vector<int64_t> bootstrap_indices(const NumpySeed& seed, size_t samples, si
   return idx;
 }
 
-// stats_np[idxs[s]].sum(0) for every sample, then the metric's float32 score of each.
-std::vector<PyNumber> resampled_scores(const ResamplingMetric& metric, const SegmentStats& stats,
-                                       const std::vector<int64_t>& idx, size_t samples) {
-  const size_t n = stats.rows(), w = stats.width;
-  std::vector<float> rows(stats.values.size());
-  for (size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<float>(stats.values[i]);
-  std::vector<PyNumber> scores(samples);
-  std::vector<float> sum(w);
+// Adds rows[pick[i]] for i in [0, n) into `sum`, one row after the other: each column adds
+// in numpy's order (float32), the columns side by side in vector registers.
+NMT_AVX2_CLONE void add_picked_rows(const float* __restrict rows, size_t width, const int64_t* pick, size_t n,
+                                    float* __restrict sum) {
+  for (size_t i = 0; i < n; ++i) {
+    const float* __restrict row = rows + static_cast<size_t>(pick[i]) * width;
+    for (size_t k = 0; k < width; ++k) sum[k] += row[k];
+  }
+}
+
+// stats_np[idxs[s]].sum(0) for every sample, then the metric's float32 score of each, for
+// several systems resampled with the same indices: their rows are laid side by side so one
+// pass over the picks serves them all.
+std::vector<std::vector<PyNumber>> resampled_scores(const ResamplingMetric& metric,
+                                                    const std::vector<const SegmentStats*>& systems,
+                                                    const std::vector<int64_t>& idx, size_t samples) {
+  const size_t n = systems[0]->rows(), w = systems[0]->width, width = w * systems.size();
+  std::vector<float> rows(n * width);
+  for (size_t i = 0; i < n; ++i)
+    for (size_t k = 0; k < systems.size(); ++k)
+      for (size_t j = 0; j < w; ++j) rows[i * width + k * w + j] = static_cast<float>(systems[k]->row(i)[j]);
+  std::vector<std::vector<PyNumber>> scores(systems.size(), std::vector<PyNumber>(samples));
+  std::vector<float> sum(width);
   for (size_t s = 0; s < samples; ++s) {
     std::fill(sum.begin(), sum.end(), 0.0f);
-    const int64_t* pick = idx.data() + s * n;
-    for (size_t i = 0; i < n; ++i) {
-      const float* row = rows.data() + static_cast<size_t>(pick[i]) * w;
-      for (size_t k = 0; k < w; ++k) sum[k] += row[k];  // float32, one row after the other
-    }
-    scores[s] = metric.score_f32(sum.data());
+    add_picked_rows(rows.data(), width, idx.data() + s * n, n, sum.data());
+    for (size_t k = 0; k < systems.size(); ++k) scores[k][s] = metric.score_f32(sum.data() + k * w);
   }
   return scores;
+}
+
+std::vector<PyNumber> resampled_scores(const ResamplingMetric& metric, const SegmentStats& stats,
+                                       const std::vector<int64_t>& idx, size_t samples) {
+  return resampled_scores(metric, std::vector<const SegmentStats*>{&stats}, idx, samples)[0];
 }
 
 // np.array(scores): float32 only when every score is a float32.
@@ -402,23 +419,32 @@ std::vector<PairedResult> paired_bootstrap(const ResamplingMetric& metric, const
   check_systems(systems);
   const size_t n = systems[0].rows();
   std::vector<PairedResult> results;
-  // The baseline: its score and the CI of _bootstrap_resample (seeded from SACREBLEU_SEED).
+  // The baseline's CI comes from _bootstrap_resample (seeded from SACREBLEU_SEED); each
+  // system's test from default_rng(seed if seed else None), so a zero seed draws fresh entropy
+  // per system. With a non-zero seed every draw is the same: one pass resamples all systems.
   const std::vector<double> bl_sum = sum_statistics(systems[0]);
   const double bl_score = metric.score(bl_sum.data());
-  const NumpySeed baseline_seed = seed.seed ? *seed.seed : os_entropy_seed();
-  const std::vector<int64_t> bl_idx = bootstrap_indices(baseline_seed, n_samples, n);
+  const bool reuse = seed.seed && !seed.seed->is_zero();
+  const std::vector<int64_t> bl_idx = bootstrap_indices(seed.seed ? *seed.seed : os_entropy_seed(), n_samples, n);
+  std::vector<std::vector<PyNumber>> shared;
+  if (reuse) {
+    std::vector<const SegmentStats*> all;
+    for (const SegmentStats& s : systems) all.push_back(&s);
+    shared = resampled_scores(metric, all, bl_idx, n_samples);
+  } else {
+    shared.push_back(resampled_scores(metric, systems[0], bl_idx, n_samples));
+  }
   {
-    const ConfidenceInterval ci = numpy_estimate_ci(resampled_scores(metric, systems[0], bl_idx, n_samples));
+    const ConfidenceInterval ci = numpy_estimate_ci(shared[0]);
     results.push_back(PairedResult{bl_score, std::nullopt, ci.mean, ci.ci});
   }
-  // Each system: `seed if seed else None`, so a zero seed draws fresh entropy per system.
-  const bool reuse = seed.seed && !seed.seed->is_zero();
-  const std::vector<PyNumber> bl_scores_shared =
-      reuse ? resampled_scores(metric, systems[0], bl_idx, n_samples) : std::vector<PyNumber>{};
   for (size_t k = 1; k < systems.size(); ++k) {
-    const std::vector<int64_t> idx = reuse ? bl_idx : bootstrap_indices(os_entropy_seed(), n_samples, n);
-    const std::vector<PyNumber> scores_bl = reuse ? bl_scores_shared : resampled_scores(metric, systems[0], idx, n_samples);
-    const std::vector<PyNumber> scores_sys = resampled_scores(metric, systems[k], idx, n_samples);
+    std::vector<std::vector<PyNumber>> fresh;
+    if (!reuse)
+      fresh = resampled_scores(metric, {&systems[0], &systems[k]}, bootstrap_indices(os_entropy_seed(), n_samples, n),
+                               n_samples);
+    const std::vector<PyNumber>& scores_bl = reuse ? shared[0] : fresh[0];
+    const std::vector<PyNumber>& scores_sys = reuse ? shared[k] : fresh[1];
     const std::vector<double> sys_sum = sum_statistics(systems[k]);
     const double sys_score = metric.score(sys_sum.data());
     const double diff = std::abs(bl_score - sys_score);
