@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <memory>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -204,20 +205,21 @@ double ChrfScorer::f_score(const ChrfStats& stats) const {
   return 0.0;
 }
 
-ChrfStats ChrfScorer::segment_stats(std::string_view hypothesis, const std::vector<std::string>& references) const {
-  if (references.empty()) throw UsageError("chrF: no reference given");
-  const auto prepare = [&](std::string_view s) {
-    std::u32string t = text::decode_utf8(s);
-    return options_.lowercase ? text::python_lower(t) : t;
-  };
+namespace {
 
-  const NgramTable hyp_table(prepare(hypothesis), options_);
+std::u32string prepare(std::string_view s, const ChrfOptions& o) {
+  std::u32string t = text::decode_utf8(s);
+  return o.lowercase ? text::python_lower(t) : t;
+}
+
+// The statistics against the reference with the best sentence F (the first on a tie).
+template <typename RefTables>
+ChrfStats best_stats(const ChrfScorer& scorer, const NgramTable& hyp_table, const RefTables& refs) {
   const std::vector<Counter>& hyp = hyp_table.orders;
   ChrfStats best;
   double best_f = -1.0;
-  for (const std::string& reference : references) {
-    const NgramTable ref_table(prepare(reference), options_);
-    const std::vector<Counter>& ref = ref_table.orders;
+  for (const auto& ref_table : refs) {
+    const std::vector<Counter>& ref = ref_table->orders;
     ChrfStats stats;
     stats.values.reserve(3 * hyp.size());
     for (size_t o = 0; o < hyp.size(); ++o) {
@@ -227,13 +229,48 @@ ChrfStats ChrfScorer::segment_stats(std::string_view hypothesis, const std::vect
       stats.values.push_back(ref_count);
       stats.values.push_back(matches);
     }
-    double f = f_score(stats);
+    double f = scorer.f_score(stats);
     if (f > best_f) {
       best_f = f;
       best = std::move(stats);
     }
   }
   return best;
+}
+
+}  // namespace
+
+ChrfStats ChrfScorer::segment_stats(std::string_view hypothesis, const std::vector<std::string>& references) const {
+  if (references.empty()) throw UsageError("chrF: no reference given");
+  const NgramTable hyp_table(prepare(hypothesis, options_), options_);
+  std::vector<std::unique_ptr<NgramTable>> refs;
+  for (const std::string& reference : references)
+    refs.push_back(std::make_unique<NgramTable>(prepare(reference, options_), options_));
+  return best_stats(*this, hyp_table, refs);
+}
+
+struct ChrfReferences::Impl {
+  ChrfScorer scorer;
+  std::vector<std::vector<std::unique_ptr<NgramTable>>> tables;  // [segment][reference]
+};
+
+ChrfReferences::ChrfReferences(const ChrfScorer& scorer, const std::vector<std::vector<std::string>>& refs_per_stream)
+    : impl_(std::make_unique<Impl>(Impl{scorer, {}})) {
+  if (refs_per_stream.empty()) throw UsageError("chrF: no reference stream given");
+  impl_->tables.resize(refs_per_stream[0].size());
+  for (size_t i = 0; i < impl_->tables.size(); ++i)
+    for (const std::vector<std::string>& stream : refs_per_stream)
+      impl_->tables[i].push_back(
+          std::make_unique<NgramTable>(prepare(stream.at(i), scorer.options()), scorer.options()));
+}
+
+ChrfReferences::~ChrfReferences() = default;
+
+size_t ChrfReferences::size() const { return impl_->tables.size(); }
+
+ChrfStats ChrfReferences::segment_stats(size_t segment, std::string_view hypothesis) const {
+  const NgramTable hyp_table(prepare(hypothesis, impl_->scorer.options()), impl_->scorer.options());
+  return best_stats(impl_->scorer, hyp_table, impl_->tables.at(segment));
 }
 
 ChrfScore ChrfScorer::corpus_score(const std::vector<std::string>& hyps,

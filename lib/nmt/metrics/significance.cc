@@ -138,20 +138,16 @@ class BleuMetric : public ResamplingMetric {
 class ChrfMetric : public ResamplingMetric {
  public:
   ChrfMetric(const ChrfScorer& scorer, const std::vector<std::vector<std::string>>& refs)
-      : scorer_(scorer), refs_(refs) {
-    nrefs_checked(refs);
-  }
+      : scorer_(scorer), num_refs_((nrefs_checked(refs), refs.size())), references_(scorer, refs) {}
   std::string name() const override { return scorer_.name(); }
-  std::string signature() const override { return scorer_.signature(refs_.size()); }
+  std::string signature() const override { return scorer_.signature(num_refs_); }
   size_t width() const { return 3 * static_cast<size_t>(scorer_.options().char_order + scorer_.options().word_order); }
 
   SegmentStats statistics(const std::vector<std::string>& hyps) const override {
     SegmentStats out{width(), {}};
     out.values.reserve(hyps.size() * out.width);
-    std::vector<std::string> refs(refs_.size());
     for (size_t i = 0; i < hyps.size(); ++i) {
-      for (size_t k = 0; k < refs_.size(); ++k) refs[k] = refs_[k][i];
-      const ChrfStats s = scorer_.segment_stats(hyps[i], refs);
+      const ChrfStats s = references_.segment_stats(i, hyps[i]);
       for (size_t j = 0; j < out.width; ++j) out.values.push_back(j < s.values.size() ? s.values[j] : 0.0);
     }
     return out;
@@ -206,7 +202,8 @@ class ChrfMetric : public ResamplingMetric {
 
  private:
   ChrfScorer scorer_;
-  std::vector<std::vector<std::string>> refs_;
+  size_t num_refs_;
+  ChrfReferences references_;  // extracted once for every system
 };
 
 class TerMetric : public ResamplingMetric {
