@@ -52,18 +52,18 @@ system(2, 0.10, 0.10, 0.5, 0.10)
 system(3, 0.15, 0.15, 0.7, 0.15)
 EOF
 
-# The fastest of $repeat runs, in seconds; the output of the last run goes to $2.
+# The fastest of $repeat runs: "wall cpu" in seconds (cpu = user + system, which a busy
+# machine inflates less than wall time); the output of the last run goes to $1.
 best_time() {
   local out="$1"; shift
-  local best=""
+  local best_wall="" best_cpu=""
   for _ in $(seq "$repeat"); do
-    local t0 t1
-    t0=$(date +%s.%N)
-    "$@" > "$out" 2>/dev/null
-    t1=$(date +%s.%N)
-    best=$(python3 -c "t=$t1-$t0; b='$best'; print(f'{min(t, float(b)) if b else t:.3f}')")
+    /usr/bin/time -f "%e %U %S" -o "$work/time.txt" "$@" > "$out" 2>/dev/null
+    read -r wall user sys < "$work/time.txt"
+    best_wall=$(python3 -c "b='$best_wall'; print(f'{min($wall, float(b)) if b else $wall:.3f}')")
+    best_cpu=$(python3 -c "b='$best_cpu'; c=$user+$sys; print(f'{min(c, float(b)) if b else c:.3f}')")
   done
-  echo "$best"
+  echo "$best_wall $best_cpu"
 }
 
 cpu="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
@@ -74,16 +74,18 @@ echo "|---|---|---|---|---|---|---|"
 cd "$work"
 export NO_COLOR=1
 unset SACREBLEU_SEED SACREBLEU_FORMAT
+ratio() { python3 -c "print(f'{$1/max($2, 0.001):.1f}x')"; }
 row() {
   local task="$1"; shift
   local s n f
-  s=$(best_time sacre.out python3 -m sacrebleu "$@")
-  n=$(best_time nmt.out "$nmt" bleu "$@")
-  f=$(best_time score.out "$nmt_score" bleu "$@")
+  read -r s_wall s_cpu < <(best_time sacre.out python3 -m sacrebleu "$@")
+  read -r n_wall n_cpu < <(best_time nmt.out "$nmt" bleu "$@")
+  read -r f_wall f_cpu < <(best_time score.out "$nmt_score" bleu "$@")
   local same=no
   cmp -s sacre.out nmt.out && cmp -s sacre.out score.out && same=yes
-  echo "| $task | ${s} s | ${n} s | $(python3 -c "print(f'{$s/$n:.1f}x')") | ${f} s |" \
-       "$(python3 -c "print(f'{$s/max($f, 0.001):.0f}x')") | $same |"
+  echo "| $task | ${s_wall} s (cpu ${s_cpu} s) | ${n_wall} s (cpu ${n_cpu} s) | $(ratio "$s_wall" "$n_wall")" \
+       "(cpu $(ratio "$s_cpu" "$n_cpu")) | ${f_wall} s (cpu ${f_cpu} s) | $(ratio "$s_wall" "$f_wall")" \
+       "(cpu $(ratio "$s_cpu" "$f_cpu")) | $same |"
 }
 row "paired bootstrap, 1,000 resamples, 3 systems x 1,000 sentences, BLEU + chrF" \
   ref.txt -i sys1.txt sys2.txt sys3.txt -m bleu chrf --paired-bs -f text
@@ -91,3 +93,5 @@ row "paired bootstrap, same, BLEU + chrF + TER" \
   ref.txt -i sys1.txt sys2.txt sys3.txt -m bleu chrf ter --paired-bs -f text
 row "TER, one system, test_2016_flickr (1,000 sentences)" ref.txt -i sys3.txt -m ter -f text
 row "--confidence, 1,000 resamples, BLEU + chrF" ref.txt -i sys2.txt -m bleu chrf --confidence -f text
+echo
+echo "load average while measuring: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -45,19 +45,18 @@ std::string nrefs_checked(const std::vector<std::vector<std::string>>& refs) {
 class BleuMetric : public ResamplingMetric {
  public:
   BleuMetric(const BleuScorer& scorer, const std::vector<std::vector<std::string>>& refs)
-      : scorer_(scorer), refs_(refs), order_(scorer.options().max_ngram_order) {
-    nrefs_checked(refs);
-  }
+      : scorer_(scorer),
+        num_refs_((nrefs_checked(refs), refs.size())),
+        references_(scorer, refs),
+        order_(scorer.options().max_ngram_order) {}
   std::string name() const override { return "BLEU"; }
-  std::string signature() const override { return scorer_.signature(refs_.size()); }
+  std::string signature() const override { return scorer_.signature(num_refs_); }
 
   SegmentStats statistics(const std::vector<std::string>& hyps) const override {
     SegmentStats out{static_cast<size_t>(2 + 2 * order_), {}};
     out.values.reserve(hyps.size() * out.width);
-    std::vector<std::string> refs(refs_.size());
     for (size_t i = 0; i < hyps.size(); ++i) {
-      for (size_t k = 0; k < refs_.size(); ++k) refs[k] = refs_[k][i];
-      const BleuStats s = scorer_.segment_stats(hyps[i], refs);
+      const BleuStats s = references_.segment_stats(i, hyps[i]);
       out.values.push_back(static_cast<double>(s.sys_len));
       out.values.push_back(static_cast<double>(s.ref_len));
       for (int64_t c : s.counts) out.values.push_back(static_cast<double>(c));
@@ -131,7 +130,8 @@ class BleuMetric : public ResamplingMetric {
 
  private:
   BleuScorer scorer_;
-  std::vector<std::vector<std::string>> refs_;
+  size_t num_refs_;
+  BleuReferences references_;  // extracted once for every system
   int order_;
 };
 
