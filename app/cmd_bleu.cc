@@ -1,7 +1,13 @@
-// `nmt bleu`: corpus or sentence BLEU / chrF of a hypothesis file against one or more
-// reference files, reproducing the sacreBLEU 2.6.0 command line (same numbers, same
-// signatures, same text output line), plus the non-standard "d2l" sentence BLEU.
+// `nmt bleu`: corpus or sentence BLEU / chrF / TER of one or more systems against one or more
+// reference files, reproducing the sacreBLEU 2.6.0 command line (same numbers, signatures,
+// confidence intervals, paired tests and output), plus the non-standard "d2l" sentence BLEU.
+// The printing of sacreBLEU's layouts lives in lib (metrics/sacrebleu_report.h).
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,6 +20,9 @@
 #include "commands.h"
 #include "nmt/metrics/bleu.h"
 #include "nmt/metrics/chrf.h"
+#include "nmt/metrics/sacrebleu_report.h"
+#include "nmt/metrics/significance.h"
+#include "nmt/metrics/ter.h"
 #include "nmt/text/unicode.h"
 #include "nmt/util/error.h"
 #include "nmt/util/io.h"
@@ -25,8 +34,9 @@ using nlohmann::json;
 
 struct BleuCliOptions {
   std::vector<std::string> refs;
-  std::string hyp_positional;
-  std::string hyp_input;
+  std::vector<std::string> positionals;  // systems; references when -i names the systems
+  std::vector<std::string> inputs;       // -i: systems
+  int num_refs = 1;
   std::vector<std::string> metrics{"bleu"};
   std::string tokenize = "13a";
   bool lowercase = false;
@@ -36,7 +46,22 @@ struct BleuCliOptions {
   bool sentence = false;
   int d2l_k = 0;
   bool json = false;
-  int width = 2;
+  std::string format;  // -f: "" keeps nmt's own layout for one system
+  std::optional<int> width;
+  bool score_only = false;
+  bool short_signature = false;
+  bool confidence = false;
+  int confidence_n = 1000;
+  bool paired_bs = false;
+  bool paired_ar = false;
+  int paired_bs_n = 1000;
+  int paired_ar_n = 10000;
+  int paired_jobs = 1;  // accepted for sacreBLEU's command lines; one process gives the same figures
+  bool quiet = false, no_color = false, force = false;  // accepted: nmt never logs, colours or warns here
+  bool ter_case_sensitive = false;
+  bool ter_no_punct = false;
+  bool ter_asian_support = false;
+  bool ter_normalized = false;
   int chrf_char_order = 6;
   int chrf_word_order = 0;
   int chrf_beta = 2;
@@ -61,79 +86,128 @@ std::vector<std::string> read_segments(const std::string& path) {
 
 std::string lines(size_t n) { return fmt::format("{} line{}", n, n == 1 ? "" : "s"); }
 
-bool is_metric(const std::string& name) { return name == "bleu" || name == "chrf"; }
+bool is_metric(const std::string& name) { return name == "bleu" || name == "chrf" || name == "ter"; }
 
 void print(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); }
 
-void run_bleu(BleuCliOptions o) {
-  // `-m bleu chrf HYP` lets the metric list swallow HYP; take it back.
-  if (o.hyp_positional.empty() && o.hyp_input.empty() && o.metrics.size() > 1 && !is_metric(o.metrics.back())) {
-    o.hyp_positional = o.metrics.back();
-    o.metrics.pop_back();
-  }
-  for (const std::string& m : o.metrics)
-    if (!is_metric(m)) throw UsageError(fmt::format("--metrics: unknown metric '{}' (expected bleu and/or chrf)", m));
-  if (!o.hyp_positional.empty() && !o.hyp_input.empty())
-    throw UsageError("give the hypothesis file once: either as HYP or with -i, not both");
-  const std::string hyp_path = o.hyp_positional.empty() ? o.hyp_input : o.hyp_positional;
-  if (hyp_path.empty()) throw UsageError("no hypothesis file: give HYP or -i HYP");
-  if (o.refs.empty()) throw UsageError("no reference file: give -r REF");
-  if (o.width < 0 || o.width > 17) throw UsageError(fmt::format("--width must be in 0..17, got {}", o.width));
+// A full disk or a closed pipe must not pass for success.
+void finish_output() {
+  if (std::fflush(stdout) != 0 || std::ferror(stdout))
+    throw RuntimeError(fmt::format("writing the scores to standard output failed: {}", std::strerror(errno)));
+}
 
-  const std::vector<std::string> hyps = read_segments(hyp_path);
+// The reference streams: one per file, or --num-refs tab-separated fields of one file.
+std::vector<std::vector<std::string>> read_references(const std::vector<std::string>& paths, int num_refs) {
+  if (num_refs < 1) throw UsageError(fmt::format("--num-refs must be at least 1, got {}", num_refs));
+  if (num_refs > 1 && paths.size() > 1)
+    throw UsageError("--num-refs splits one reference file on tabs; give a single reference file with it");
   std::vector<std::vector<std::string>> refs;
-  for (const std::string& r : o.refs) refs.push_back(read_segments(r));
-  if (hyps.empty()) throw RuntimeError(fmt::format("{}: the hypothesis file contains no line", hyp_path));
-  for (size_t k = 0; k < refs.size(); ++k) {
-    if (refs[k].size() != hyps.size())
-      throw UsageError(fmt::format("line counts differ: hypothesis {} has {}, reference {} has {}", hyp_path,
-                                   lines(hyps.size()), o.refs[k], lines(refs[k].size())));
+  if (num_refs == 1) {
+    for (const std::string& r : paths) refs.push_back(read_segments(r));
+    return refs;
   }
+  refs.resize(static_cast<size_t>(num_refs));
+  const std::vector<std::string> rows = read_segments(paths[0]);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    std::vector<std::string> fields;
+    size_t start = 0;
+    while (fields.size() + 1 < static_cast<size_t>(num_refs)) {  // str.split('\t', maxsplit=n-1)
+      size_t tab = rows[i].find('\t', start);
+      if (tab == std::string::npos) break;
+      fields.push_back(rows[i].substr(start, tab - start));
+      start = tab + 1;
+    }
+    fields.push_back(rows[i].substr(start));
+    if (fields.size() != static_cast<size_t>(num_refs))
+      throw RuntimeError(fmt::format("{}:{}: expected {} tab-separated references, found {}", paths[0], i + 1,
+                                     num_refs, fields.size()));
+    for (size_t k = 0; k < fields.size(); ++k) refs[k].push_back(fields[k]);
+  }
+  return refs;
+}
 
-  // The "Dive into Deep Learning" sentence BLEU: not sacreBLEU, labelled as such everywhere.
-  if (o.d2l_k > 0) {
-    std::vector<double> scores;
-    double sum = 0.0;
-    for (size_t i = 0; i < hyps.size(); ++i) {
-      scores.push_back(metrics::d2l_bleu(hyps[i], refs[0][i], o.d2l_k));
-      sum += scores.back();
-    }
-    const double mean = sum / static_cast<double>(scores.size());
-    const std::string note = "non-standard: sentence BLEU of the Dive into Deep Learning book, "
-                             "not comparable with sacreBLEU; scale 0..1; first reference only";
-    if (o.json) {
-      json j = {{"name", "d2l-bleu"}, {"non_standard", true}, {"note", note}, {"k", o.d2l_k},
-                {"reference", o.refs[0]}, {"scores", scores}, {"mean", mean}};
-      print(j.dump(1) + "\n");
-    } else {
-      const int decimals = o.width + 2;
-      print(fmt::format("# d2l-bleu k={} ({}; reference {})\n", o.d2l_k, note, o.refs[0]));
-      for (size_t i = 0; i < scores.size(); ++i) print(fmt::format("{}\t{:.{}f}\n", i + 1, scores[i], decimals));
-      print(fmt::format("d2l-bleu(k={}, non-standard) mean = {:.{}f} over {} lines\n", o.d2l_k, mean, decimals,
-                        scores.size()));
-    }
+metrics::ReportOptions report_options(const BleuCliOptions& o, bool sacrebleu_style, size_t n_systems) {
+  metrics::ReportOptions r;
+  r.metrics = o.metrics;
+  r.bleu.tokenize = metrics::parse_tokenizer(o.tokenize);
+  r.bleu.lowercase = o.lowercase || o.lowercase_c;
+  r.bleu.smooth_method = metrics::parse_smooth_method(o.smooth_method);
+  r.bleu.smooth_value = o.smooth_value;
+  r.bleu.effective_order = o.sentence;  // as sacrebleu.sentence_bleu
+  r.chrf.char_order = o.chrf_char_order;
+  r.chrf.word_order = o.chrf_word_order;
+  r.chrf.beta = o.chrf_beta;
+  r.chrf.lowercase = o.chrf_lowercase;
+  r.chrf.whitespace = o.chrf_whitespace;
+  r.chrf.eps_smoothing = o.chrf_eps_smoothing;
+  r.ter.case_sensitive = o.ter_case_sensitive;
+  r.ter.no_punct = o.ter_no_punct;
+  r.ter.asian_support = o.ter_asian_support;
+  r.ter.normalized = o.ter_normalized;
+  r.json = o.format == "json" || (o.json && n_systems > 1);
+  // sacreBLEU prints one decimal; nmt's own one-system layout has always printed two.
+  r.width = o.width.value_or(sacrebleu_style ? 1 : 2);
+  if (r.width < 0 || r.width > 17) throw UsageError(fmt::format("--width must be in 0..17, got {}", r.width));
+  r.score_only = o.score_only;
+  r.short_signature = o.short_signature;
+  r.confidence = o.confidence;
+  if (o.confidence_n < 1) throw UsageError(fmt::format("--confidence-n must be at least 1, got {}", o.confidence_n));
+  r.confidence_n = static_cast<size_t>(o.confidence_n);
+  if (o.paired_bs && o.paired_ar) throw UsageError("--paired-bs and --paired-ar exclude each other");
+  r.paired = o.paired_bs ? metrics::PairedTest::kBootstrap
+             : o.paired_ar ? metrics::PairedTest::kApproximateRandomization
+                           : metrics::PairedTest::kNone;
+  if (o.paired_bs_n < 0 || o.paired_ar_n < 0) throw UsageError("--paired-bs-n and --paired-ar-n must be >= 0");
+  r.paired_bs_n = static_cast<size_t>(o.paired_bs_n);
+  r.paired_ar_n = static_cast<size_t>(o.paired_ar_n);
+  if (o.confidence || r.paired != metrics::PairedTest::kNone) r.seed = metrics::test_seed_from_environment();
+  return r;
+}
+
+// The "Dive into Deep Learning" sentence BLEU: not sacreBLEU, labelled as such everywhere.
+void print_d2l(const BleuCliOptions& o, const std::vector<std::string>& hyps, const std::vector<std::string>& refs,
+               const std::string& ref_path) {
+  std::vector<double> scores;
+  double sum = 0.0;
+  for (size_t i = 0; i < hyps.size(); ++i) {
+    scores.push_back(metrics::d2l_bleu(hyps[i], refs[i], o.d2l_k));
+    sum += scores.back();
+  }
+  const double mean = sum / static_cast<double>(scores.size());
+  const std::string note = "non-standard: sentence BLEU of the Dive into Deep Learning book, "
+                           "not comparable with sacreBLEU; scale 0..1; first reference only";
+  if (o.json) {
+    json j = {{"name", "d2l-bleu"}, {"non_standard", true}, {"note", note}, {"k", o.d2l_k},
+              {"reference", ref_path}, {"scores", scores}, {"mean", mean}};
+    print(j.dump(1) + "\n");
     return;
   }
+  const int decimals = o.width.value_or(2) + 2;
+  print(fmt::format("# d2l-bleu k={} ({}; reference {})\n", o.d2l_k, note, ref_path));
+  for (size_t i = 0; i < scores.size(); ++i) print(fmt::format("{}\t{:.{}f}\n", i + 1, scores[i], decimals));
+  print(fmt::format("d2l-bleu(k={}, non-standard) mean = {:.{}f} over {} lines\n", o.d2l_k, mean, decimals,
+                    scores.size()));
+}
 
-  metrics::BleuOptions bleu_options;
-  bleu_options.tokenize = metrics::parse_tokenizer(o.tokenize);
-  bleu_options.lowercase = o.lowercase || o.lowercase_c;
-  bleu_options.smooth_method = metrics::parse_smooth_method(o.smooth_method);
-  bleu_options.smooth_value = o.smooth_value;
-  bleu_options.effective_order = o.sentence;  // as sacrebleu.sentence_bleu
-  metrics::ChrfOptions chrf_options;
-  chrf_options.char_order = o.chrf_char_order;
-  chrf_options.word_order = o.chrf_word_order;
-  chrf_options.beta = o.chrf_beta;
-  chrf_options.lowercase = o.chrf_lowercase;
-  chrf_options.whitespace = o.chrf_whitespace;
-  chrf_options.eps_smoothing = o.chrf_eps_smoothing;
-  const metrics::BleuScorer bleu(bleu_options);
-  const metrics::ChrfScorer chrf(chrf_options);
+std::string score_name(const metrics::BleuScore&) { return "BLEU"; }
+std::string score_name(const metrics::ChrfScore& s) { return s.name; }
+std::string score_name(const metrics::TerScore&) { return "TER"; }
 
+// nmt's own layout for one system: one line (or JSON object) per metric, in -m order; with
+// --sentence-level one per line and metric.
+void print_own_layout(const BleuCliOptions& o, const metrics::ReportOptions& r, const std::vector<std::string>& hyps,
+                      const std::vector<std::vector<std::string>>& refs) {
+  const metrics::BleuScorer bleu(r.bleu);
+  const metrics::ChrfScorer chrf(r.chrf);
+  const metrics::TerScorer ter(r.ter);
   // One metric -> a JSON object, several -> a list (per line with --sentence).
   const auto pack = [](std::vector<json> items) { return items.size() == 1 ? items[0] : json(items); };
-
+  const auto emit = [&](auto score, std::vector<json>& items) {
+    if (o.json) return items.push_back(score);
+    if (r.score_only) return print(fmt::format("{:.{}f}\n", score.score, r.width));
+    if (r.short_signature) score.signature = metrics::short_signature(score.signature, score_name(score));
+    print(score.text_line(r.width) + "\n");
+  };
   if (o.sentence) {
     json all = json::array();
     std::vector<std::string> line_refs(refs.size());
@@ -141,35 +215,83 @@ void run_bleu(BleuCliOptions o) {
       for (size_t k = 0; k < refs.size(); ++k) line_refs[k] = refs[k][i];
       std::vector<json> items;
       for (const std::string& m : o.metrics) {
-        if (m == "bleu") {
-          metrics::BleuScore s = bleu.sentence_score(hyps[i], line_refs);
-          if (o.json) items.push_back(s);
-          else print(s.text_line(o.width) + "\n");
-        } else {
-          metrics::ChrfScore s = chrf.sentence_score(hyps[i], line_refs);
-          if (o.json) items.push_back(s);
-          else print(s.text_line(o.width) + "\n");
-        }
+        if (m == "bleu") emit(bleu.sentence_score(hyps[i], line_refs), items);
+        else if (m == "chrf") emit(chrf.sentence_score(hyps[i], line_refs), items);
+        else emit(ter.sentence_score(hyps[i], line_refs), items);
       }
       if (o.json) all.push_back(pack(std::move(items)));
     }
     if (o.json) print(all.dump(1) + "\n");
     return;
   }
-
   std::vector<json> items;
   for (const std::string& m : o.metrics) {
-    if (m == "bleu") {
-      metrics::BleuScore s = bleu.corpus_score(hyps, refs);
-      if (o.json) items.push_back(s);
-      else print(s.text_line(o.width) + "\n");
-    } else {
-      metrics::ChrfScore s = chrf.corpus_score(hyps, refs);
-      if (o.json) items.push_back(s);
-      else print(s.text_line(o.width) + "\n");
-    }
+    if (m == "bleu") emit(bleu.corpus_score(hyps, refs), items);
+    else if (m == "chrf") emit(chrf.corpus_score(hyps, refs), items);
+    else emit(ter.corpus_score(hyps, refs), items);
   }
   if (o.json) print(pack(std::move(items)).dump(1) + "\n");
+}
+
+void run_bleu(BleuCliOptions o) {
+  // `-m bleu chrf HYP...` lets the metric list swallow the files; take back the trailing
+  // entries that name files (an unknown metric name stays, to be reported as such).
+  while (o.metrics.size() > 1 && !is_metric(o.metrics.back()) && std::filesystem::exists(o.metrics.back())) {
+    o.positionals.insert(o.positionals.begin(), o.metrics.back());
+    o.metrics.pop_back();
+  }
+  for (const std::string& m : o.metrics)
+    if (!is_metric(m)) throw UsageError(fmt::format("--metrics: unknown metric '{}' (expected bleu, chrf, ter)", m));
+  if (const char* env = std::getenv("SACREBLEU_FORMAT")) {  // sacreBLEU lets it override -f
+    std::string f(env);
+    for (char& c : f) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (f == "json" || f == "text") o.format = f;
+  }
+  if (o.format == "latex") throw UsageError("-f latex is not supported by nmt bleu (text and json are)");
+  // sacreBLEU's `REF... -i SYS...`, or nmt's `-r REF ... SYS...`.
+  std::vector<std::string> ref_paths = o.refs;
+  std::vector<std::string> system_paths = o.inputs;
+  if (o.inputs.empty()) system_paths = o.positionals;
+  else ref_paths.insert(ref_paths.end(), o.positionals.begin(), o.positionals.end());
+  if (system_paths.empty()) throw UsageError("no hypothesis file: give HYP or -i HYP");
+  if (ref_paths.empty()) throw UsageError("no reference file: give -r REF (or REF before -i HYP)");
+
+  const bool paired = o.paired_bs || o.paired_ar;
+  std::vector<metrics::NamedSystem> systems;
+  for (const std::string& path : system_paths) {
+    if (std::any_of(systems.begin(), systems.end(), [&](const auto& s) { return s.name == path; })) {
+      if (paired && path == systems[0].name) continue;  // the baseline named again, as sacreBLEU skips it
+      throw UsageError(fmt::format("{}: the same file is given twice as a system", path));
+    }
+    systems.push_back(metrics::NamedSystem{path, read_segments(path)});
+    if (systems.back().lines.empty())
+      throw RuntimeError(fmt::format("{}: the hypothesis file contains no line", path));
+  }
+  const std::vector<std::vector<std::string>> refs = read_references(ref_paths, o.num_refs);
+  for (const metrics::NamedSystem& s : systems)
+    for (size_t k = 0; k < refs.size(); ++k)
+      if (refs[k].size() != s.lines.size())
+        throw UsageError(fmt::format("line counts differ: hypothesis {} has {}, reference {} has {}", s.name,
+                                     lines(s.lines.size()), o.num_refs > 1 ? ref_paths[0] : ref_paths[k],
+                                     lines(refs[k].size())));
+
+  if (o.d2l_k > 0) {
+    if (systems.size() > 1) throw UsageError("--d2l-k scores one system");
+    print_d2l(o, systems[0].lines, refs[0], ref_paths[0]);
+    return finish_output();
+  }
+  if (o.sentence) {
+    if (systems.size() > 1) throw UsageError("--sentence-level scores one system at a time");
+    if (o.confidence || paired) throw UsageError("--sentence-level has no confidence intervals or paired tests");
+  }
+  if (paired && systems.size() == 1)
+    throw UsageError("--paired-bs / --paired-ar compare systems: give a baseline and at least one more system");
+  const bool sacrebleu_style = !o.format.empty() || o.confidence || paired || systems.size() > 1;
+  const bool sacrebleu_layout = sacrebleu_style && !o.sentence;
+  const metrics::ReportOptions r = report_options(o, sacrebleu_style, systems.size());
+  if (sacrebleu_layout) print(metrics::sacrebleu_report(systems, refs, r));
+  else print_own_layout(o, r, systems[0].lines, refs);
+  finish_output();
 }
 
 }  // namespace
@@ -178,35 +300,46 @@ void add_bleu_command(CLI::App& app) {
   auto o = std::make_shared<BleuCliOptions>();
   auto* cmd = app.add_subcommand(
       "bleu",
-      "Score HYP against references with BLEU and/or chrF, identical to sacreBLEU 2.6.0 "
-      "(`sacrebleu REF... -i HYP -m bleu chrf`); lines are split on \\n and rstripped");
-  cmd->add_option("hyp", o->hyp_positional, "Hypothesis file (system output), one segment per line");
-  cmd->add_option("-i,--input", o->hyp_input, "Hypothesis file (alternative to the positional HYP)");
+      "Score systems against references with BLEU, chrF and TER, identical to sacreBLEU 2.6.0 "
+      "(`sacrebleu REF... -i SYS... -m bleu chrf ter`), with its confidence intervals and paired tests; "
+      "lines are split on \\n and rstripped");
+  cmd->add_option("files", o->positionals,
+                  "System files (one segment per line; the first is the baseline of paired tests), or the "
+                  "reference files when -i names the systems");
+  cmd->add_option("-i,--input", o->inputs, "System file(s), as sacreBLEU's -i (the positional files are then references)")
+      ->expected(1, -1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("-r,--ref", o->refs, "Reference file; repeat -r for several references")
-      ->required()
       ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  cmd->add_option("-m,--metrics", o->metrics, "Metrics to compute: bleu, chrf (default: bleu)")
+  cmd->add_option("--num-refs", o->num_refs, "Split the reference file on tabs into this many references")
+      ->capture_default_str();
+  cmd->add_option("-m,--metrics", o->metrics, "Metrics to compute: bleu, chrf, ter (default: bleu)")
       ->expected(1, -1)
       ->delimiter(',')
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  cmd->add_option("--tokenize,--tok", o->tokenize, "BLEU tokenizer")
-      ->check(CLI::IsMember({"13a", "none"}))
-      ->capture_default_str();
+  cmd->add_option("--tokenize,--tok", o->tokenize, "BLEU tokenizer: 13a, intl, zh, char, none")->capture_default_str();
   cmd->add_flag("-l,--lowercase", o->lowercase, "Lowercase before BLEU (Python str.lower); -lc also works");
   cmd->add_flag("-c", o->lowercase_c, "Second letter of -lc")->group("");
+  cmd->add_flag("--force", o->force, "Accepted for sacreBLEU compatibility (nmt does not warn)")->group("");
   cmd->add_option("--smooth-method,-s", o->smooth_method, "BLEU smoothing")
       ->check(CLI::IsMember({"exp", "floor", "add-k", "none"}))
       ->capture_default_str();
   cmd->add_option("--smooth-value", o->smooth_value, "Value for floor (default 0.1) and add-k (default 1)");
   cmd->add_flag("--sentence,--sentence-level", o->sentence,
-                "One score per line (BLEU with effective order, as sacrebleu.sentence_bleu)");
+                "One score per line (BLEU with effective order, as sacrebleu.sentence_bleu); -sl also works");
   cmd->add_option("--d2l-k", o->d2l_k,
                   "Print the Dive into Deep Learning book's sentence BLEU with max order K per line and its "
                   "mean instead (NON-STANDARD, 0..1, first reference only)")
       ->check(CLI::Range(1, 100));
-  cmd->add_flag("--json", o->json, "JSON output (full precision; a list when several metrics)");
-  cmd->add_option("-w,--width", o->width, "Decimals of the scores in text output")->capture_default_str();
+  cmd->add_flag("--json", o->json, "nmt's JSON output for one system (full precision; a list when several metrics)");
+  cmd->add_option("-f,--format", o->format,
+                  "sacreBLEU's output: text or json (one system: aligned score lines; several: its table)")
+      ->check(CLI::IsMember({"text", "json", "latex"}));
+  cmd->add_option("-w,--width", o->width,
+                  "Decimals of the scores (default 2 in nmt's one-system layout, 1 in sacreBLEU's layouts)");
+  cmd->add_flag("-b,--score-only", o->score_only, "Print only the scores (sacreBLEU's layouts)");
+  cmd->add_flag("--short", o->short_signature, "Shorter signatures (sacreBLEU's -sh)");
   cmd->add_option("--chrf-char-order", o->chrf_char_order, "chrF character n-gram order")->capture_default_str();
   cmd->add_option("--chrf-word-order", o->chrf_word_order, "chrF word n-gram order (2: chrF++)")
       ->capture_default_str();
@@ -214,7 +347,43 @@ void add_bleu_command(CLI::App& app) {
   cmd->add_flag("--chrf-lowercase", o->chrf_lowercase, "Lowercase before chrF");
   cmd->add_flag("--chrf-whitespace", o->chrf_whitespace, "Keep whitespace in chrF character n-grams");
   cmd->add_flag("--chrf-eps-smoothing", o->chrf_eps_smoothing, "chrF++.py-style epsilon smoothing");
+  cmd->add_flag("--ter-case-sensitive", o->ter_case_sensitive, "TER: keep case (default: lowercase)");
+  cmd->add_flag("--ter-no-punct", o->ter_no_punct, "TER: remove punctuation");
+  cmd->add_flag("--ter-asian-support", o->ter_asian_support, "TER: split CJK characters / drop CJK punctuation");
+  cmd->add_flag("--ter-normalized", o->ter_normalized, "TER: Tercom's normalisation and punctuation tokenization");
+  cmd->add_flag("--confidence", o->confidence, "Bootstrap 95% confidence interval (one system); seed: SACREBLEU_SEED");
+  cmd->add_option("--confidence-n", o->confidence_n, "Bootstrap resamples for --confidence")->capture_default_str();
+  cmd->add_flag("--paired-bs", o->paired_bs, "Paired bootstrap resampling of each system against the first");
+  cmd->add_flag("--paired-ar", o->paired_ar, "Paired approximate randomisation of each system against the first");
+  cmd->add_option("--paired-bs-n", o->paired_bs_n, "Resamples for --paired-bs")->capture_default_str();
+  cmd->add_option("--paired-ar-n", o->paired_ar_n, "Trials for --paired-ar")->capture_default_str();
+  cmd->add_option("-j,--paired-jobs", o->paired_jobs, "Accepted for sacreBLEU compatibility (one process)")
+      ->group("");
+  cmd->add_flag("-q,--quiet", o->quiet, "Accepted for sacreBLEU compatibility (nmt logs nothing here)")->group("");
+  cmd->add_flag("--no-color", o->no_color, "Accepted for sacreBLEU compatibility (nmt never colours)")->group("");
   cmd->callback([o] { run_bleu(*o); });
+}
+
+std::vector<std::string> expand_sacrebleu_options(const std::vector<std::string>& args) {
+  // sacreBLEU's short options of several letters, which CLI11 cannot name (it reads "-sl" as
+  // "-s l"), spelled out after the `bleu` subcommand.
+  static const std::vector<std::pair<std::string, std::string>> kAliases{
+      {"-sl", "--sentence-level"}, {"-tok", "--tokenize"},    {"-lc", "--lowercase"},    {"-sv", "--smooth-value"},
+      {"-cc", "--chrf-char-order"}, {"-cw", "--chrf-word-order"}, {"-ci", "--confidence"}, {"-cin", "--confidence-n"},
+      {"-par", "--paired-ar"},     {"-pbs", "--paired-bs"},   {"-parn", "--paired-ar-n"}, {"-pbsn", "--paired-bs-n"},
+      {"-sh", "--short"},          {"-nr", "--num-refs"},     {"-nc", "--no-color"}};
+  std::vector<std::string> out;
+  bool in_bleu = false;
+  for (const std::string& a : args) {
+    if (!in_bleu) {
+      in_bleu = a == "bleu";
+      out.push_back(a);
+      continue;
+    }
+    auto it = std::find_if(kAliases.begin(), kAliases.end(), [&](const auto& p) { return p.first == a; });
+    out.push_back(it == kAliases.end() ? a : it->second);
+  }
+  return out;
 }
 
 }  // namespace nmt::cli

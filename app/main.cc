@@ -1,7 +1,10 @@
 // nmt: one binary, subcommands sharing one options system (CLI11, with TOML configs).
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -36,7 +39,10 @@ int main(int argc, char** argv) {
   nmt::cli::add_report_command(app);
   nmt::cli::add_bench_command(app);
   try {
-    app.parse(argc, argv);
+    // CLI11 takes the arguments last first.
+    std::vector<std::string> args = nmt::cli::expand_sacrebleu_options({argv + 1, argv + argc});
+    std::reverse(args.begin(), args.end());
+    app.parse(std::move(args));
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {

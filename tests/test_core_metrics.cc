@@ -71,7 +71,10 @@ TEST(Tokenizer13a, PythonWhitespace) {
 TEST(Tokenizer, NamesAndErrors) {
   EXPECT_EQ(parse_tokenizer("13a"), TokenizerKind::k13a);
   EXPECT_EQ(parse_tokenizer("none"), TokenizerKind::kNone);
-  EXPECT_THROW(parse_tokenizer("intl"), UsageError);
+  EXPECT_EQ(parse_tokenizer("intl"), TokenizerKind::kIntl);
+  EXPECT_EQ(parse_tokenizer("char"), TokenizerKind::kChar);
+  EXPECT_EQ(parse_tokenizer("zh"), TokenizerKind::kZh);
+  EXPECT_THROW(parse_tokenizer("ja-mecab"), UsageError);  // needs MeCab
   EXPECT_EQ(tokenize(TokenizerKind::kNone, "a,b ."), "a,b .");
   EXPECT_THROW(tokenize_13a("bad \xC3("), text::Utf8Error);
 }

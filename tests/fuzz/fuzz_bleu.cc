@@ -1,5 +1,6 @@
-// libFuzzer target: 13a tokenizer, corpus/sentence BLEU (all smoothings, lowercase), chrF and
-// the D2L BLEU on arbitrary (possibly invalid UTF-8) hypothesis/reference pairs.
+// libFuzzer target: the BLEU tokenizers (13a, intl, zh, char), corpus/sentence BLEU (all
+// smoothings, lowercase), chrF, TER (every normaliser option) and the D2L BLEU on arbitrary
+// (possibly invalid UTF-8) hypothesis/reference pairs.
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -7,6 +8,7 @@
 
 #include "nmt/metrics/bleu.h"
 #include "nmt/metrics/chrf.h"
+#include "nmt/metrics/ter.h"
 #include "nmt/metrics/tokenizer.h"
 #include "nmt/util/error.h"
 
@@ -41,7 +43,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (!std::isfinite(s.score)) __builtin_trap();
       const double d = nmt::metrics::d2l_bleu(hyps[i], refs[i], 4);
       if (!std::isfinite(d) || d < 0 || d > 1.0000001) __builtin_trap();
-      (void)nmt::metrics::tokenize(nmt::metrics::TokenizerKind::k13a, hyps[i]);
+      for (auto kind : {nmt::metrics::TokenizerKind::k13a, nmt::metrics::TokenizerKind::kIntl,
+                        nmt::metrics::TokenizerKind::kZh, nmt::metrics::TokenizerKind::kChar})
+        (void)nmt::metrics::tokenize(kind, hyps[i]);
+    }
+    for (int flags = 0; flags < 16; flags += 5) {  // none, normalized+asian, case+no_punct, all
+      nmt::metrics::TerOptions t;
+      t.normalized = flags & 1;
+      t.no_punct = flags & 2;
+      t.asian_support = flags & 4;
+      t.case_sensitive = flags & 8;
+      auto ter = nmt::metrics::TerScorer(t).corpus_score(hyps, {refs});
+      if (!std::isfinite(ter.score) || ter.score < 0) __builtin_trap();
     }
   } catch (const nmt::Error&) {
     // invalid UTF-8 is reported as an error: the documented behaviour

@@ -183,44 +183,78 @@ std::vector<std::string> BleuScorer::preprocess(std::string_view segment) const 
   return text::python_split(tokenized);
 }
 
-BleuStats BleuScorer::segment_stats(std::string_view hypothesis, const std::vector<std::string>& references) const {
-  const int max_order = options_.max_ngram_order;
-  if (references.empty()) throw UsageError("BLEU: no reference given");
+namespace {
 
-  // Reference n-grams merged by maximum count (clipping against the best reference).
-  NgramCounts ref_ngrams;
-  std::vector<int64_t> ref_lens;
+struct ReferenceInfo {
+  NgramCounts ngrams;  // merged by maximum count (clipping against the best reference)
+  std::vector<int64_t> lens;
+};
+
+ReferenceInfo reference_info(const BleuScorer& scorer, const std::vector<std::string>& references) {
+  const int max_order = scorer.options().max_ngram_order;
+  ReferenceInfo info;
   for (const std::string& ref : references) {
-    std::vector<std::string> tokens = preprocess(ref);
-    ref_lens.push_back(static_cast<int64_t>(tokens.size()));
+    std::vector<std::string> tokens = scorer.preprocess(ref);
+    info.lens.push_back(static_cast<int64_t>(tokens.size()));
     NgramCounts these = extract_ngrams(tokens, max_order);
-    if (ref_ngrams.empty()) {
-      ref_ngrams = std::move(these);
+    if (info.ngrams.empty()) {
+      info.ngrams = std::move(these);
       continue;
     }
     for (int n = 0; n < max_order; ++n)
       for (const auto& [ngram, count] : these[n]) {
-        int64_t& slot = ref_ngrams[n][ngram];
+        int64_t& slot = info.ngrams[n][ngram];
         slot = std::max(slot, count);
       }
   }
+  return info;
+}
 
-  std::vector<std::string> hyp_tokens = preprocess(hypothesis);
+BleuStats stats_against(const BleuScorer& scorer, std::string_view hypothesis, const ReferenceInfo& refs) {
+  const int max_order = scorer.options().max_ngram_order;
+  std::vector<std::string> hyp_tokens = scorer.preprocess(hypothesis);
   NgramCounts hyp_ngrams = extract_ngrams(hyp_tokens, max_order);
-
   BleuStats s;
   s.sys_len = static_cast<int64_t>(hyp_tokens.size());
-  s.ref_len = closest_ref_len(s.sys_len, ref_lens);
+  s.ref_len = closest_ref_len(s.sys_len, refs.lens);
   s.counts.assign(max_order, 0);
   s.totals.assign(max_order, 0);
   for (int n = 0; n < max_order; ++n) {
     for (const auto& [ngram, count] : hyp_ngrams[n]) {
       s.totals[n] += count;
-      auto it = ref_ngrams[n].find(ngram);
-      if (it != ref_ngrams[n].end()) s.counts[n] += std::min(count, it->second);
+      auto it = refs.ngrams[n].find(ngram);
+      if (it != refs.ngrams[n].end()) s.counts[n] += std::min(count, it->second);
     }
   }
   return s;
+}
+
+}  // namespace
+
+BleuStats BleuScorer::segment_stats(std::string_view hypothesis, const std::vector<std::string>& references) const {
+  if (references.empty()) throw UsageError("BLEU: no reference given");
+  return stats_against(*this, hypothesis, reference_info(*this, references));
+}
+
+struct BleuReferences::Impl {
+  BleuScorer scorer;
+  std::vector<ReferenceInfo> segments;
+};
+
+BleuReferences::BleuReferences(const BleuScorer& scorer, const std::vector<std::vector<std::string>>& refs_per_stream)
+    : impl_(std::make_unique<Impl>(Impl{scorer, {}})) {
+  if (refs_per_stream.empty()) throw UsageError("BLEU: no reference stream given");
+  std::vector<std::string> refs(refs_per_stream.size());
+  for (size_t i = 0; i < refs_per_stream[0].size(); ++i) {
+    for (size_t k = 0; k < refs_per_stream.size(); ++k) refs[k] = refs_per_stream[k].at(i);
+    impl_->segments.push_back(reference_info(scorer, refs));
+  }
+}
+
+BleuReferences::~BleuReferences() = default;
+
+BleuStats BleuReferences::segment_stats(size_t segment, std::string_view hypothesis) const {
+  return stats_against(impl_->scorer, hypothesis, impl_->segments.at(segment));
 }
 
 BleuScore BleuScorer::corpus_score(const std::vector<std::string>& hyps,

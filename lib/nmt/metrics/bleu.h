@@ -12,6 +12,7 @@
 // throws text::Utf8Error.
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -104,6 +105,23 @@ class BleuScorer {
 
  private:
   BleuOptions options_;
+};
+
+// The references' n-grams (merged by maximum count) and lengths extracted once, sacreBLEU's
+// reference cache, for scoring several systems against the same references:
+// segment_stats(i, hyp) equals scorer.segment_stats(hyp, {reference k of segment i, every k}).
+class BleuReferences {
+ public:
+  BleuReferences(const BleuScorer& scorer, const std::vector<std::vector<std::string>>& refs_per_stream);
+  ~BleuReferences();
+  BleuReferences(const BleuReferences&) = delete;
+  BleuReferences& operator=(const BleuReferences&) = delete;
+
+  BleuStats segment_stats(size_t segment, std::string_view hypothesis) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 // Sentence BLEU exactly as sacrebleu.sentence_bleu(hyp, refs) computes it: the given options

@@ -10,6 +10,7 @@
 // statistics, it does not average sentence scores. With several references each sentence
 // uses the reference with the best sentence F (the first one on a tie).
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -67,6 +68,24 @@ class ChrfScorer {
 
  private:
   ChrfOptions options_;
+};
+
+// The references' n-grams extracted once (sacreBLEU's reference cache), for scoring several
+// systems against the same references: segment_stats(i, hyp) equals
+// scorer.segment_stats(hyp, {reference k of segment i, for every k}).
+class ChrfReferences {
+ public:
+  ChrfReferences(const ChrfScorer& scorer, const std::vector<std::vector<std::string>>& refs_per_stream);
+  ~ChrfReferences();
+  ChrfReferences(const ChrfReferences&) = delete;
+  ChrfReferences& operator=(const ChrfReferences&) = delete;
+
+  size_t size() const;
+  ChrfStats segment_stats(size_t segment, std::string_view hypothesis) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace nmt::metrics

@@ -1,5 +1,8 @@
 #pragma once
-// sacreBLEU's BLEU tokenizers "13a" (mteval-v13a.pl, the default) and "none".
+// sacreBLEU's BLEU tokenizers that need no external library: "13a" (mteval-v13a.pl, the
+// default), "intl" (mteval-v14 international), "zh", "char" and "none". The others ("ja-mecab",
+// "ko-mecab" need MeCab and its dictionaries; "spm", "flores101", "flores200", "spBLEU-1K"
+// need SentencePiece models that sacreBLEU downloads) are refused by parse_tokenizer().
 // Input and output are UTF-8; the output is the tokens joined by single spaces, exactly as
 // sacreBLEU returns it (so "" for an empty or all-whitespace line).
 #include <string>
@@ -7,11 +10,12 @@
 
 namespace nmt::metrics {
 
-enum class TokenizerKind { k13a, kNone };
+enum class TokenizerKind { k13a, kNone, kIntl, kChar, kZh };
 
-// "13a" or "none"; throws UsageError for anything else.
+// "13a", "intl", "zh", "char" or "none"; throws UsageError with one line for anything else,
+// naming what a known but unsupported sacreBLEU tokenizer would need.
 TokenizerKind parse_tokenizer(std::string_view name);
-// The name used in signatures ("13a", "none").
+// The name used in signatures ("13a", "intl", "zh", "char", "none").
 std::string tokenizer_name(TokenizerKind kind);
 
 // mteval-v13a: drop "<skipped>", join "-\n" line breaks, unescape &quot; &amp; &lt; &gt;,
@@ -23,8 +27,25 @@ std::string tokenize_13a(std::string_view line);
 // "none": the line unchanged.
 inline std::string tokenize_none(std::string_view line) { return std::string(line); }
 
-inline std::string tokenize(TokenizerKind kind, std::string_view line) {
-  return kind == TokenizerKind::k13a ? tokenize_13a(line) : tokenize_none(line);
-}
+// mteval-v14 "intl": a space around punctuation (Unicode P) unless it sits between digits
+// (Unicode N) on the side considered, around every symbol (Unicode S), then normalise
+// whitespace. Categories from the `regex` module sacreBLEU uses (intl_tables.inc).
+std::string tokenize_intl(std::string_view line);
+
+// "char": every code point a token (whitespace disappears when BLEU splits the result).
+std::string tokenize_char(std::string_view line);
+
+// "zh": strip, a space around each Chinese character (sacreBLEU's ranges, quirks included),
+// then 13a's punctuation rules without its escapes and padding.
+std::string tokenize_zh(std::string_view line);
+
+std::string tokenize(TokenizerKind kind, std::string_view line);
+
+namespace detail {
+// mteval's punctuation rules in two steps, shared with TER's normaliser (which puts its
+// possessive rule between them). Byte-level, as the rules only look at ASCII.
+std::string pad_mteval_symbols(std::string_view s);               // ([\{-\~\[-\` -\&\(-\+\:-\@\/]) -> " \1 "
+std::string split_mteval_periods_and_dashes(std::string_view s);  // "." and "," unless by digits, "-" after a digit
+}  // namespace detail
 
 }  // namespace nmt::metrics

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Times `nmt bleu` (and `nmt-score`, the same code in a binary without LibTorch, whose libraries
+# take ~0.4 s to load) against the sacreBLEU 2.6.0 command line on the same inputs:
+#   * paired bootstrap resampling: 1,000 resamples, 3 systems, 1,000 sentences (BLEU + chrF,
+#     then BLEU + chrF + TER);
+#   * TER of one system on test_2016_flickr;
+#   * --confidence (1,000 resamples) of one system, BLEU + chrF.
+# The references are Multi30k's test_2016_flickr.fr; the systems are deterministic
+# perturbations of it (dropped, swapped, shifted and replaced words). Each command runs
+# NMT_BENCH_REPEAT times (default 3) and the fastest wall time is kept; the outputs of the two
+# programs are compared byte for byte.
+#
+#   bash scripts/bench-score.sh [build/nmt [build/nmt-score]]   (needs: pip install sacrebleu==2.6.0)
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+nmt="${1:-$root/build/nmt}"
+nmt_score="${2:-$(dirname "$nmt")/nmt-score}"
+data="${NMT_DATA:-$root/../shared/data}"
+ref="$data/multi30k/test_2016_flickr.fr"
+repeat="${NMT_BENCH_REPEAT:-3}"
+[[ -x "$nmt" ]] || { echo "bench-score: no nmt binary at $nmt (build the nmt_cli target)" >&2; exit 1; }
+[[ -x "$nmt_score" ]] || { echo "bench-score: no nmt-score at $nmt_score (build the nmt_score target)" >&2; exit 1; }
+[[ -f "$ref" ]] || { echo "bench-score: no reference at $ref (set NMT_DATA)" >&2; exit 1; }
+python3 -c 'import sacrebleu, sys; sys.exit(sacrebleu.__version__ != "2.6.0")' ||
+  { echo "bench-score: needs sacreBLEU 2.6.0 (pip install sacrebleu==2.6.0)" >&2; exit 1; }
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+cp "$ref" "$work/ref.txt"
+python3 - "$work" <<'EOF'
+import random, sys
+work = sys.argv[1]
+ref = open(f"{work}/ref.txt", encoding="utf-8").read().split("\n")[:-1]
+vocab = sorted({w for l in ref for w in l.split()})
+def system(seed, drop, swap, shift, replace):
+    rng = random.Random(seed)
+    out = []
+    for line in ref:
+        w = [x for x in line.split() if rng.random() >= drop]
+        w = [rng.choice(vocab) if rng.random() < replace else x for x in w]
+        for i in range(len(w) - 1):
+            if rng.random() < swap:
+                w[i], w[i + 1] = w[i + 1], w[i]
+        if len(w) > 4 and rng.random() < shift:
+            k = rng.randrange(1, 4); s = rng.randrange(len(w) - k)
+            block = w[s:s + k]; del w[s:s + k]; t = rng.randrange(len(w) + 1); w[t:t] = block
+        out.append(" ".join(w))
+    open(f"{work}/sys{seed}.txt", "w", encoding="utf-8").write("\n".join(out) + "\n")
+system(1, 0.05, 0.05, 0.3, 0.05)
+system(2, 0.10, 0.10, 0.5, 0.10)
+system(3, 0.15, 0.15, 0.7, 0.15)
+EOF
+
+# The fastest of $repeat runs: "wall cpu" in seconds (cpu = user + system, which a busy
+# machine inflates less than wall time); the output of the last run goes to $1.
+best_time() {
+  local out="$1"; shift
+  local best_wall="" best_cpu=""
+  for _ in $(seq "$repeat"); do
+    /usr/bin/time -f "%e %U %S" -o "$work/time.txt" "$@" > "$out" 2>/dev/null
+    read -r wall user sys < "$work/time.txt"
+    best_wall=$(python3 -c "b='$best_wall'; print(f'{min($wall, float(b)) if b else $wall:.3f}')")
+    best_cpu=$(python3 -c "b='$best_cpu'; c=$user+$sys; print(f'{min(c, float(b)) if b else c:.3f}')")
+  done
+  echo "$best_wall $best_cpu"
+}
+
+cpu="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+echo "CPU: $cpu ($(nproc) cores), sacreBLEU 2.6.0 (Python $(python3 -c 'import platform; print(platform.python_version())'), numpy $(python3 -c 'import numpy; print(numpy.__version__)')), best of $repeat runs"
+echo
+echo "| task | sacreBLEU 2.6.0 | nmt bleu | speed-up | nmt-score | speed-up | same output |"
+echo "|---|---|---|---|---|---|---|"
+cd "$work"
+export NO_COLOR=1
+unset SACREBLEU_SEED SACREBLEU_FORMAT
+ratio() { python3 -c "print(f'{$1/max($2, 0.001):.1f}x')"; }
+row() {
+  local task="$1"; shift
+  local s n f
+  read -r s_wall s_cpu < <(best_time sacre.out python3 -m sacrebleu "$@")
+  read -r n_wall n_cpu < <(best_time nmt.out "$nmt" bleu "$@")
+  read -r f_wall f_cpu < <(best_time score.out "$nmt_score" bleu "$@")
+  local same=no
+  cmp -s sacre.out nmt.out && cmp -s sacre.out score.out && same=yes
+  echo "| $task | ${s_wall} s (cpu ${s_cpu} s) | ${n_wall} s (cpu ${n_cpu} s) | $(ratio "$s_wall" "$n_wall")" \
+       "(cpu $(ratio "$s_cpu" "$n_cpu")) | ${f_wall} s (cpu ${f_cpu} s) | $(ratio "$s_wall" "$f_wall")" \
+       "(cpu $(ratio "$s_cpu" "$f_cpu")) | $same |"
+}
+row "paired bootstrap, 1,000 resamples, 3 systems x 1,000 sentences, BLEU + chrF" \
+  ref.txt -i sys1.txt sys2.txt sys3.txt -m bleu chrf --paired-bs -f text
+row "paired bootstrap, same, BLEU + chrF + TER" \
+  ref.txt -i sys1.txt sys2.txt sys3.txt -m bleu chrf ter --paired-bs -f text
+row "TER, one system, test_2016_flickr (1,000 sentences)" ref.txt -i sys3.txt -m ter -f text
+row "--confidence, 1,000 resamples, BLEU + chrF" ref.txt -i sys2.txt -m bleu chrf --confidence -f text
+echo
+echo "load average while measuring: $(cut -d' ' -f1-3 /proc/loadavg)"
