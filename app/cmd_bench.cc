@@ -22,6 +22,7 @@
 #include "nmt/models/flops.h"
 #include "nmt/models/model_io.h"
 #include "nmt/tensor/batch.h"
+#include "nmt/tensor/device.h"
 #include "nmt/text/subword.h"
 #include "nmt/train/presets.h"
 #include "nmt/train/step.h"
@@ -138,16 +139,24 @@ void add_train(CLI::App& bench) {
   auto warmup = std::make_shared<int64_t>(3);
   auto dump_batches = std::make_shared<std::string>();
   auto dump_config = std::make_shared<std::string>();
+  auto device_name = std::make_shared<std::string>("cpu");
+  auto bf16 = std::make_shared<bool>(false);
   add_model_args(cmd, *a);
+  cmd->add_option("--device", *device_name, "cpu, cuda or cuda:N (as nmt train --device)")->capture_default_str();
+  cmd->add_flag("--bf16", *bf16, "bf16 autocast of the forward pass (CUDA; as nmt train --bf16)");
   cmd->add_option("--steps", *steps, "Timed updates")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--warmup", *warmup, "Untimed updates first")->capture_default_str();
   cmd->add_option("--dump-batches", *dump_batches,
                   "Write the warm-up + timed batches as JSON lines {\"src\": [[ids]], \"tgt\": [[ids]]} (no BOS/EOS)");
   cmd->add_option("--dump-config", *dump_config, "Write the model's config.json (for the PyTorch reference)");
-  cmd->callback([a, steps, warmup, dump_batches, dump_config] {
+  cmd->callback([a, steps, warmup, dump_batches, dump_config, device_name, bf16] {
     train::set_threads(a->threads);
+    const torch::Device device = resolve_device(*device_name);
+    if (*bf16 && !device.is_cuda()) throw UsageError("--bf16 needs a CUDA device (--device cuda)");
     torch::manual_seed(a->seed);
     Prepared p = prepare(*a);
+    p.options.bf16 = *bf16;
+    p.options.device = *device_name;
     const auto& o = p.options;
     data::BatchOptions bo;
     bo.max_tokens = static_cast<size_t>(o.max_tokens);
@@ -170,20 +179,23 @@ void add_train(CLI::App& bench) {
         t.push_back(&p.tgt[i]);
         if (dump) j["src"].push_back(p.src[i]), j["tgt"].push_back(p.tgt[i]);
       }
-      batches.push_back(make_batch(s, t));
+      batches.push_back(to_device(make_batch(s, t), device));
       if (dump) dump << j.dump() << '\n';
     }
     if (!dump_config->empty()) write_file_atomic(*dump_config, model_config_json(o).dump(2) + "\n");
 
     auto model = models::make_model(o.model);
+    model->to(device);
     model->train();
     auto params = model->parameters();
     auto optimizer = train::make_optimizer(params, o);
     for (int64_t i = 0; i < *warmup; ++i) train::train_step(*model, optimizer, params, batches[i], o, o.lr);
     int64_t tokens = 0;
     double flops = 0;
-    torch::Tensor loss_sum = torch::zeros({}, torch::kDouble);
+    torch::Tensor loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device));
     int64_t tgt_tokens = 0;
+    synchronize(device);
+    reset_peak_gpu_memory(device);
     const auto t0 = Clock::now();
     for (int64_t i = *warmup; i < *warmup + *steps; ++i) {
       const Batch& b = batches[i];
@@ -193,8 +205,10 @@ void add_train(CLI::App& bench) {
       tgt_tokens += b.tgt_tokens;
       flops += 3 * models::forward_matmul_flops(o.model, b.size(), b.src.size(1), b.tgt_in.size(1));
     }
+    synchronize(device);
     const double secs = seconds_since(t0);
     std::cout << nlohmann::json{{"impl", "nmt"}, {"model", o.model.type}, {"preset", a->preset}, {"steps", *steps},
+                                {"device", device.str()}, {"bf16", *bf16}, {"peak_gpu_mb", peak_gpu_mb(device)},
                                 {"seconds", secs}, {"tokens", tokens}, {"tokens_per_s", tokens / secs},
                                 {"matmul_flops", flops}, {"gflops", flops / secs / 1e9},
                                 {"parameters", models::count_parameters(*model)}, {"peak_rss_mb", peak_rss_mb()},
@@ -234,7 +248,9 @@ void add_translate(CLI::App& bench) {
   auto shrink = std::make_shared<bool>(false);
   auto dump_ids = std::make_shared<std::string>();
   auto dump_hyp_ids = std::make_shared<std::string>();
+  auto device_name = std::make_shared<std::string>("cpu");
   cmd->add_option("-m,--model", *model_dir, "Model directory")->required();
+  cmd->add_option("--device", *device_name, "cpu, cuda or cuda:N (as nmt translate --device)")->capture_default_str();
   cmd->add_option("--src", *src, "Source sentences")->required();
   cmd->add_option("--threads", *threads, "Threads (as nmt translate --threads)")->capture_default_str();
   cmd->add_option("--batch-size", *batch_size, "Sentences per batch")->capture_default_str()->check(CLI::PositiveNumber);
@@ -246,8 +262,11 @@ void add_translate(CLI::App& bench) {
   cmd->add_option("--dump-hyp-ids", *dump_hyp_ids, "Write the output ids as JSON lines (greedy only)");
   cmd->callback([=] {
     train::set_threads(*threads);
+    const torch::Device device = resolve_device(*device_name);
     const auto t_load = Clock::now();
-    decode::Translator translator(models::load_model(*model_dir));
+    models::LoadedModel loaded = models::load_model(*model_dir);
+    loaded.model->to(device);
+    decode::Translator translator(std::move(loaded));
     const double load_secs = seconds_since(t_load);
     auto lines = read_lines(*src);
     if (*limit > 0 && lines.size() > *limit) lines.resize(*limit);
@@ -262,6 +281,8 @@ void add_translate(CLI::App& bench) {
     std::vector<decode::Hypothesis> hyps;
     // One untimed sentence first: the allocator and thread pools warm up, as in the reference.
     translator.translate({lines.front()}, d);
+    synchronize(device);
+    reset_peak_gpu_memory(device);
     const auto t0 = Clock::now();
     if (*beam > 1) {
       decode::BeamOptions b{*beam, 1, "gnmt", *alpha, *shrink};
@@ -269,6 +290,7 @@ void add_translate(CLI::App& bench) {
     } else {
       translator.translate(lines, d, &stats, &hyps);
     }
+    synchronize(device);
     const double secs = seconds_since(t0);
     if (!dump_hyp_ids->empty() && *beam == 1) {
       std::string text;
@@ -279,7 +301,8 @@ void add_translate(CLI::App& bench) {
                                 {"beam", *beam}, {"beam_shrink", *shrink}, {"sentences", lines.size()}, {"seconds", secs},
                                 {"sentences_per_s", lines.size() / secs}, {"target_tokens", stats.target_tokens},
                                 {"target_tokens_per_s", stats.target_tokens / secs}, {"load_seconds", load_secs},
-                                {"peak_rss_mb", peak_rss_mb()}}
+                                {"peak_rss_mb", peak_rss_mb()}, {"device", device.str()},
+                                {"peak_gpu_mb", peak_gpu_mb(device)}}
                      .dump()
               << '\n';
   });

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Times `nmt bleu` (and `nmt-score`, the same code in a binary without LibTorch, whose libraries
-# take ~0.4 s to load) against the sacreBLEU 2.6.0 command line on the same inputs:
+# Times `nmt bleu` (the launcher scores without loading LibTorch: app/launcher/main.cc) against
+# the sacreBLEU 2.6.0 command line on the same inputs:
 #   * paired bootstrap resampling: 1,000 resamples, 3 systems, 1,000 sentences (BLEU + chrF,
 #     then BLEU + chrF + TER);
 #   * TER of one system on test_2016_flickr;
@@ -10,17 +10,15 @@
 # NMT_BENCH_REPEAT times (default 3) and the fastest wall time is kept; the outputs of the two
 # programs are compared byte for byte.
 #
-#   bash scripts/bench-score.sh [build/nmt [build/nmt-score]]   (needs: pip install sacrebleu==2.6.0)
+#   bash scripts/bench-score.sh [build/nmt]   (needs: pip install sacrebleu==2.6.0)
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
 nmt="${1:-$root/build/nmt}"
-nmt_score="${2:-$(dirname "$nmt")/nmt-score}"
 data="${NMT_DATA:-$root/../shared/data}"
 ref="$data/multi30k/test_2016_flickr.fr"
 repeat="${NMT_BENCH_REPEAT:-3}"
 [[ -x "$nmt" ]] || { echo "bench-score: no nmt binary at $nmt (build the nmt_cli target)" >&2; exit 1; }
-[[ -x "$nmt_score" ]] || { echo "bench-score: no nmt-score at $nmt_score (build the nmt_score target)" >&2; exit 1; }
 [[ -f "$ref" ]] || { echo "bench-score: no reference at $ref (set NMT_DATA)" >&2; exit 1; }
 python3 -c 'import sacrebleu, sys; sys.exit(sacrebleu.__version__ != "2.6.0")' ||
   { echo "bench-score: needs sacreBLEU 2.6.0 (pip install sacrebleu==2.6.0)" >&2; exit 1; }
@@ -69,8 +67,8 @@ best_time() {
 cpu="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
 echo "CPU: $cpu ($(nproc) cores), sacreBLEU 2.6.0 (Python $(python3 -c 'import platform; print(platform.python_version())'), numpy $(python3 -c 'import numpy; print(numpy.__version__)')), best of $repeat runs"
 echo
-echo "| task | sacreBLEU 2.6.0 | nmt bleu | speed-up | nmt-score | speed-up | same output |"
-echo "|---|---|---|---|---|---|---|"
+echo "| task | sacreBLEU 2.6.0 | nmt bleu | speed-up | same output |"
+echo "|---|---|---|---|---|"
 cd "$work"
 export NO_COLOR=1
 unset SACREBLEU_SEED SACREBLEU_FORMAT
@@ -80,12 +78,10 @@ row() {
   local s n f
   read -r s_wall s_cpu < <(best_time sacre.out python3 -m sacrebleu "$@")
   read -r n_wall n_cpu < <(best_time nmt.out "$nmt" bleu "$@")
-  read -r f_wall f_cpu < <(best_time score.out "$nmt_score" bleu "$@")
   local same=no
-  cmp -s sacre.out nmt.out && cmp -s sacre.out score.out && same=yes
+  cmp -s sacre.out nmt.out && same=yes
   echo "| $task | ${s_wall} s (cpu ${s_cpu} s) | ${n_wall} s (cpu ${n_cpu} s) | $(ratio "$s_wall" "$n_wall")" \
-       "(cpu $(ratio "$s_cpu" "$n_cpu")) | ${f_wall} s (cpu ${f_cpu} s) | $(ratio "$s_wall" "$f_wall")" \
-       "(cpu $(ratio "$s_cpu" "$f_cpu")) | $same |"
+       "(cpu $(ratio "$s_cpu" "$n_cpu")) | $same |"
 }
 row "paired bootstrap, 1,000 resamples, 3 systems x 1,000 sentences, BLEU + chrF" \
   ref.txt -i sys1.txt sys2.txt sys3.txt -m bleu chrf --paired-bs -f text

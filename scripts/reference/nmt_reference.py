@@ -708,6 +708,22 @@ def set_threads(threads, blas_threads):
         fn(int(blas_threads))
 
 
+def synchronize(device):
+    """Timings on a GPU need the queued kernels finished."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def reset_peak_memory(device):
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+
+
+def peak_gpu_mb(device):
+    """Peak memory held by PyTorch's caching allocator on the GPU (None on the CPU)."""
+    return torch.cuda.max_memory_allocated(device) / 2**20 if device.type == "cuda" else None
+
+
 def emit(obj):
     print(json.dumps(obj), flush=True)
 
@@ -727,8 +743,10 @@ def cmd_train(a):
     if not batches:
         raise SystemExit(f"{a.batches}: no batches")
 
+    device = torch.device(a.device)
+    batches = [{k: (v.to(device) if torch.is_tensor(v) else v) for k, v in b.items()} for b in batches]
     torch.manual_seed(seed)
-    model = make_model(mc)
+    model = make_model(mc).to(device)
     model.train()
     params = list(model.parameters())
     optimizer = torch.optim.Adam(params, lr=tc.lr, betas=(tc.adam_beta1, tc.adam_beta2), eps=tc.adam_eps,
@@ -736,8 +754,10 @@ def cmd_train(a):
 
     def step(b):
         optimizer.zero_grad(set_to_none=True)
-        logits = model(b["src"], b["src_mask"], b["tgt_in"])
-        loss = label_smoothed_loss(logits, b["tgt_out"], tc.label_smoothing)
+        # --bf16: the forward pass under bf16 autocast, as nmt train --bf16 (CUDA only)
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=a.bf16):
+            logits = model(b["src"], b["src_mask"], b["tgt_in"])
+        loss = label_smoothed_loss(logits.float(), b["tgt_out"], tc.label_smoothing)
         div_scalar(loss, float(b["tgt_tokens"])).backward()
         if tc.clip_norm > 0:
             clip_gradients(params, tc.clip_norm)
@@ -751,7 +771,9 @@ def cmd_train(a):
         last = (step(b), b["tgt_tokens"])
         first = first or last
     tokens = tgt_tokens = 0
-    loss_sum = torch.zeros((), dtype=torch.double)  # accumulated as nmt bench train does
+    loss_sum = torch.zeros((), dtype=torch.double, device=device)  # accumulated as nmt bench train does
+    synchronize(device)
+    reset_peak_memory(device)
     t0 = time.perf_counter()
     for i in range(a.warmup, a.warmup + a.steps):
         b = batches[i % len(batches)]
@@ -760,9 +782,11 @@ def cmd_train(a):
         loss_sum += last[0].to(torch.double)
         tokens += b["src_tokens"] + b["tgt_tokens"]
         tgt_tokens += b["tgt_tokens"]
+    synchronize(device)
     seconds = time.perf_counter() - t0
     emit({"impl": "pytorch", "model": mc.type, "steps": a.steps, "seconds": seconds, "tokens": tokens,
-          "tokens_per_s": tokens / seconds, "peak_rss_mb": peak_rss_mb(),
+          "tokens_per_s": tokens / seconds, "peak_rss_mb": peak_rss_mb(), "device": str(device), "bf16": a.bf16,
+          "peak_gpu_mb": peak_gpu_mb(device),
           "final_loss": loss_sum.item() / max(tgt_tokens, 1), "first_loss": first[0].item() / first[1],
           "last_loss": last[0].item() / last[1], "parameters": count_parameters(model),
           "torch_threads": torch.get_num_threads(), "torch_version": torch.__version__})
@@ -782,12 +806,14 @@ def limits_for(sources, a, max_target):
 
 def decode_cached(model, sources, limits):
     """Incremental greedy decoding of one batch; finished sentences leave the batch."""
+    device = next(model.parameters()).device
     src, src_mask, _ = make_source_batch(sources)
+    src, src_mask = src.to(device), src_mask.to(device)
     B = len(sources)
     state = model.start(model.encode(src, src_mask), src_mask)
     hyps = [[] for _ in range(B)]
     alive = list(range(B))
-    tokens = torch.full((B,), BOS, dtype=torch.long)
+    tokens = torch.full((B,), BOS, dtype=torch.long, device=device)
     position = 0
     while alive:
         logits = model.step(tokens, state, position)
@@ -804,7 +830,7 @@ def decode_cached(model, sources, limits):
         if len(keep) != len(alive):
             if not keep:
                 break
-            index = torch.tensor(keep, dtype=torch.long)
+            index = torch.tensor(keep, dtype=torch.long, device=device)
             state = model.select(state, index)
             nxt = nxt.index_select(0, index)
             alive = [alive[r] for r in keep]
@@ -815,10 +841,12 @@ def decode_cached(model, sources, limits):
 def decode_naive(model, sources, limits):
     """Tutorial greedy decoding: the whole decoder re-run over the prefix at every step and
     the whole batch kept until every sentence is finished or the longest limit is reached."""
+    device = next(model.parameters()).device
     src, src_mask, _ = make_source_batch(sources)
+    src, src_mask = src.to(device), src_mask.to(device)
     B = len(sources)
     start = model.naive_start(model.encode(src, src_mask), src_mask)
-    ys = torch.full((B, 1), BOS, dtype=torch.long)
+    ys = torch.full((B, 1), BOS, dtype=torch.long, device=device)
     hyps = [[] for _ in range(B)]
     done = [False] * B
     for _ in range(max(limits)):
@@ -854,9 +882,10 @@ def cmd_translate(a):
     Linear.fused = a.fused_linear
     mc, _ = read_config(os.path.join(a.model, "config.json"))
     t_load = time.perf_counter()
+    device = torch.device(a.device)
     model = make_model(mc)
     load_weights(model, os.path.join(a.model, "model.pt"))
-    model.eval()
+    model.to(device).eval()
     load_seconds = time.perf_counter() - t_load
     max_source_ids = min(1022, mc.max_positions - 1) - 1  # as nmt's Translator::encode
     max_target = mc.max_positions - 1
@@ -871,8 +900,11 @@ def cmd_translate(a):
         first = next((s for s in sources if s), None)
         if first is not None:  # one untimed sentence: allocator and thread pools warm up
             greedy_decode(model, [first], a, max_target)
+        synchronize(device)
+        reset_peak_memory(device)
         t0 = time.perf_counter()
         hyps = greedy_decode(model, sources, a, max_target)
+        synchronize(device)
         seconds = time.perf_counter() - t0
     if a.out:
         with open(a.out, "w") as f:
@@ -881,7 +913,8 @@ def cmd_translate(a):
     n, k = len(sources), sum(len(h) for h in hyps)
     emit({"impl": "pytorch", "model": mc.type, "mode": a.mode, "batch_size": a.batch_size, "sentences": n,
           "seconds": seconds, "sentences_per_s": n / seconds, "target_tokens": k, "target_tokens_per_s": k / seconds,
-          "load_seconds": load_seconds, "peak_rss_mb": peak_rss_mb(), "torch_threads": torch.get_num_threads(),
+          "load_seconds": load_seconds, "peak_rss_mb": peak_rss_mb(), "device": str(device),
+          "peak_gpu_mb": peak_gpu_mb(device), "torch_threads": torch.get_num_threads(),
           "torch_version": torch.__version__})
 
 
@@ -897,6 +930,8 @@ def main(argv=None):
     t.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0 = leave as is)")
     t.add_argument("--blas-threads", type=int, default=0, help="openblas_set_num_threads (0 = leave as is)")
     t.add_argument("--seed", type=int, default=None, help="default: train.seed of the config")
+    t.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N (the batches and the model move there)")
+    t.add_argument("--bf16", action="store_true", help="bf16 autocast of the forward pass (CUDA), as nmt --bf16")
     t.add_argument("--foreach", action=argparse.BooleanOptionalAction, default=None,
                    help="Adam's multi-tensor implementation (default: PyTorch's choice)")
     t.add_argument("--fused-linear", action="store_true",
@@ -910,6 +945,7 @@ def main(argv=None):
     d.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0 = leave as is)")
     d.add_argument("--blas-threads", type=int, default=0, help="openblas_set_num_threads (0 = leave as is)")
     d.add_argument("--mode", choices=("cached", "naive"), default="cached")
+    d.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
     d.add_argument("--max-len-a", type=float, default=1.5)
     d.add_argument("--max-len-b", type=int, default=10)
     d.add_argument("--order", choices=("length", "input"), default="length",

@@ -1,6 +1,10 @@
 #include "nmt/tensor/device.h"
 
 #include <fmt/format.h>
+#ifdef NMT_WITH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <torch/cuda.h>
+#endif
 
 #include "nmt/util/error.h"
 
@@ -34,6 +38,34 @@ Batch to_device(const Batch& batch, const torch::Device& device) {
   if (batch.tgt_in.defined()) moved.tgt_in = batch.tgt_in.to(device, async);
   if (batch.tgt_out.defined()) moved.tgt_out = batch.tgt_out.to(device, async);
   return moved;
+}
+
+void synchronize(const torch::Device& device) {
+#ifdef NMT_WITH_CUDA
+  if (device.is_cuda()) torch::cuda::synchronize(device.index());
+#else
+  (void)device;
+#endif
+}
+
+void reset_peak_gpu_memory(const torch::Device& device) {
+#ifdef NMT_WITH_CUDA
+  if (device.is_cuda()) c10::cuda::CUDACachingAllocator::resetPeakStats(device.index() < 0 ? 0 : device.index());
+#else
+  (void)device;
+#endif
+}
+
+double peak_gpu_mb(const torch::Device& device) {
+#ifdef NMT_WITH_CUDA
+  if (device.is_cuda()) {
+    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index() < 0 ? 0 : device.index());
+    return static_cast<double>(stats.allocated_bytes[0].peak) / (1 << 20);  // [0]: all pools together
+  }
+#else
+  (void)device;
+#endif
+  return -1;
 }
 
 }  // namespace nmt

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# GPU benchmark: nmt against Python eager PyTorch of the same LibTorch (scripts/reference/
+# nmt_reference.py --device: same architectures, same weights, same batches), printing one
+# table: training tokens/s for transformer-small, transformer-base and gru-small at 2,500- and
+# 25,000-token batches in fp32 and bf16; greedy and beam-5 decoding sentences/s at batch 1, 64
+# and 1,024; peak GPU memory (LibTorch's caching allocator) and GPU utilisation (nvidia-smi,
+# sampled every 200 ms while each row runs).
+#
+# On the CUDA machine, from the repository root, after building as ../shared/gpu/README.md says
+# (the build's nmt and the same PyTorch wheel's Python):
+#   bash .device/build-on-device.sh && NMT_BINARY=/tmp/b/nmt bash scripts/bench-gpu.sh
+# Knobs: NMT_BENCH_DEVICE (cuda), NMT_BENCH_STEPS (timed updates, 30), NMT_BENCH_WARMUP (5),
+# NMT_BENCH_MODELS ("transformer-small transformer-base gru-small"), NMT_BENCH_SMALL / _BASE /
+# _GRU (trained model directories: realistic output lengths for the decoding rows), NMT_DATA,
+# NMT_PYTHON, NMT_BENCH_OUT (/tmp/bench-gpu). NMT_BENCH_DEVICE=cpu NMT_BENCH_STEPS=2 runs the
+# same script on a CPU in a few minutes (a check of the script, not a measurement).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+NMT=${NMT_BINARY:-$ROOT/build/nmt}
+PY=${NMT_PYTHON:-python3}
+REF="$ROOT/scripts/reference/nmt_reference.py"
+DATA=${NMT_DATA:-$ROOT/../shared/data}
+DEVICE=${NMT_BENCH_DEVICE:-cuda}
+STEPS=${NMT_BENCH_STEPS:-30}
+WARMUP=${NMT_BENCH_WARMUP:-5}
+OUT=${NMT_BENCH_OUT:-/tmp/bench-gpu}
+TRAIN="$DATA/multi30k/train"
+TEST="$DATA/multi30k/test_2016_flickr.en"
+read -r -a MODELS <<< "${NMT_BENCH_MODELS:-transformer-small transformer-base gru-small}"
+
+[[ -x "$NMT" ]] || { echo "bench-gpu: $NMT not found (NMT_BINARY)" >&2; exit 2; }
+"$PY" -c 'import torch' 2>/dev/null || { echo "bench-gpu: $PY cannot import torch" >&2; exit 2; }
+[[ -f "$TRAIN.en" && -f "$TEST" ]] || { echo "bench-gpu: Multi30k not found under $DATA (NMT_DATA)" >&2; exit 2; }
+mkdir -p "$OUT"
+RES="$OUT/results.jsonl"
+: > "$RES"
+log() { printf '[bench-gpu %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+# Runs a command while nvidia-smi samples the GPU's utilisation; records {"result", "gpu_util"}.
+measure() { # measure KEY COMMAND...
+  local key=$1 util="$OUT/util.csv" sampler="" result
+  shift
+  if [[ $DEVICE == cuda* ]] && command -v nvidia-smi > /dev/null; then
+    nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 200 > "$util" 2>/dev/null &
+    sampler=$!
+  fi
+  result=$("$@" | tail -n 1)
+  [[ -n "$sampler" ]] && kill "$sampler" 2>/dev/null && wait "$sampler" 2>/dev/null || true
+  local mean=null
+  [[ -n "$sampler" && -s "$util" ]] && mean=$(awk '{s += $1; n++} END {printf "%.0f", n ? s / n : 0}' "$util")
+  printf '{"key": "%s", "result": %s, "gpu_util": %s}\n' "$key" "$result" "$mean" >> "$RES"
+}
+
+trained_dir() {
+  case $1 in
+    transformer-small) echo "${NMT_BENCH_SMALL:-}" ;;
+    transformer-base) echo "${NMT_BENCH_BASE:-}" ;;
+    gru-small) echo "${NMT_BENCH_GRU:-}" ;;
+  esac
+}
+
+for model in "${MODELS[@]}"; do
+  dir=$(trained_dir "$model")
+  if [[ -z "$dir" ]]; then
+    dir="$OUT/$model"
+    log "$model: initialising a model (no trained directory given: decoding runs to the length limit)"
+    rm -rf "$dir"
+    "$NMT" bench init --preset "$model" --train "$TRAIN" --out "$dir"
+  fi
+  for tokens in 2500 25000; do
+    for precision in fp32 bf16; do
+      flag=()
+      [[ $precision == bf16 ]] && flag=(--bf16)
+      [[ $precision == bf16 && $DEVICE == cpu ]] && continue  # bf16 autocast is CUDA-only in nmt
+      tag="$model/train/$tokens/$precision"
+      log "$tag: nmt"
+      measure "$tag/nmt" "$NMT" bench train --preset "$model" --train "$TRAIN" --spm "$dir/spm.model" \
+        --device "$DEVICE" "${flag[@]}" --max-tokens "$tokens" --warmup "$WARMUP" --steps "$STEPS" \
+        --dump-batches "$OUT/batches.jsonl" --dump-config "$OUT/config.json"
+      log "$tag: PyTorch eager"
+      measure "$tag/torch" "$PY" "$REF" train --config "$OUT/config.json" --batches "$OUT/batches.jsonl" \
+        --device "$DEVICE" "${flag[@]}" --warmup "$WARMUP" --steps "$STEPS"
+    done
+  done
+  for beam in 1 5; do
+    for batch in 1 64 1024; do
+      limit=0
+      [[ $batch == 1 ]] && limit=200
+      tag="$model/beam$beam/b$batch"
+      log "$tag: nmt"
+      measure "$tag/nmt" "$NMT" bench translate -m "$dir" --src "$TEST" --device "$DEVICE" --batch-size "$batch" \
+        --beam "$beam" --limit "$limit" --dump-ids "$OUT/ids.jsonl"
+      if [[ $beam == 1 ]]; then  # the reference decodes greedily only
+        log "$tag: PyTorch eager, cached"
+        measure "$tag/torch" "$PY" "$REF" translate --model "$dir" --ids "$OUT/ids.jsonl" --device "$DEVICE" \
+          --batch-size "$batch" --limit "$limit"
+      fi
+    done
+  done
+done
+
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1 || true)
+versions="nmt: $("$NMT" --version); reference: PyTorch $("$PY" -c 'import torch; print(torch.__version__)')"
+"$PY" - "$RES" "${gpu:-no GPU ($DEVICE)}" "$versions" <<'PYEOF' | tee "$OUT/table.md"
+import json, sys
+rows = {}
+for line in open(sys.argv[1]):
+    j = json.loads(line)
+    rows[j["key"]] = j
+print(f"Device: {sys.argv[2]}. {sys.argv[3]}.\n")
+print("| model | measure | nmt | PyTorch eager | nmt / PyTorch | peak GPU MiB (nmt / PyTorch) | GPU util % (nmt / PyTorch) |")
+print("|---|---|---:|---:|---:|---|---|")
+def cell(j, key):
+    v = j["result"].get(key) if j else None
+    return v
+def fmt(v, spec=".0f"):
+    return "-" if v is None or v < 0 else format(v, spec)
+for key in rows:
+    if not key.endswith("/nmt"):
+        continue
+    base = key[: -len("/nmt")]
+    model, rest = base.split("/", 1)
+    n, t = rows[key], rows.get(base + "/torch")
+    metric = "tokens_per_s" if "/train/" in key else "sentences_per_s"
+    nv, tv = cell(n, metric), cell(t, metric)
+    ratio = f"{nv / tv:.2f}x" if nv and tv else "-"
+    what = rest.replace("train/", "training tokens/s, ").replace("beam1/", "greedy sentences/s, ").replace("beam5/", "beam 5 sentences/s, ")
+    mem = f"{fmt(cell(n, 'peak_gpu_mb'))} / {fmt(cell(t, 'peak_gpu_mb'))}"
+    util = f"{fmt(n.get('gpu_util'))} / {fmt(t.get('gpu_util') if t else None)}"
+    print(f"| {model} | {what} | {fmt(nv, '.1f')} | {fmt(tv, '.1f')} | {ratio} | {mem} | {util} |")
+PYEOF
+log "results in $OUT (results.jsonl, table.md)"
