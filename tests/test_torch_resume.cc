@@ -40,6 +40,18 @@ pid_t spawn(const std::string& command) {
   return pid;
 }
 
+// The step of the newest checkpoint in a run directory (0 when there is none yet).
+int latest_step(const std::string& out) {
+  int latest = 0;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(out + "/checkpoints", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("step-", 0) == 0 && name.find('.') == std::string::npos)
+      latest = std::max(latest, std::atoi(name.c_str() + 5));
+  }
+  return latest;
+}
+
 std::string final_weights(const std::string& out, int steps) {
   char name[32];
   std::snprintf(name, sizeof name, "step-%08d", steps);
@@ -49,23 +61,25 @@ std::string final_weights(const std::string& out, int steps) {
 TEST(Resume, KilledAtRandomMomentsGivesBitIdenticalWeights) {
   nmt::test::TempDir dir;
   const int steps = 200;
-  const auto start = std::chrono::steady_clock::now();
   auto reference = run_command(train_command(dir.file("straight"), steps));
-  const auto straight_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
   ASSERT_EQ(reference.exit_code, 0) << reference.err;
   const std::string expected = final_weights(dir.file("straight"), steps);
   ASSERT_FALSE(expected.empty());
 
-  // Kill moments scale with the machine and the LibTorch: the same run took ~1.5 s on Debian's
-  // 1.13 and under 1 s on 2.15, where fixed 150-900 ms delays let it finish before the 3rd kill.
+  // Each kill comes a random 1-5 checkpoints after the run's (re)start plus 0-40 ms, so it
+  // lands mid-run whatever the machine's speed (fixed delays let a fast LibTorch 2.15 run
+  // finish before the 3rd kill, and a loaded machine kill before the first checkpoint).
   std::mt19937 rng(1234);
-  const int total = static_cast<int>(straight_ms.count());
-  std::uniform_int_distribution<int> delay_ms(std::max(50, total / 10), std::max(100, total * 6 / 10));
+  std::uniform_int_distribution<int> checkpoints_ahead(1, 5), extra_ms(0, 40);
+  const std::string killed = dir.file("killed");
   int kills = 0, status = 0;
   for (int attempt = 0; attempt < 60; ++attempt) {
-    pid_t pid = spawn(train_command(dir.file("killed"), steps));
+    const int target = latest_step(killed) + 3 * checkpoints_ahead(rng);
+    pid_t pid = spawn(train_command(killed, steps));
     if (kills < 6) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(rng)));
+      while (waitpid(pid, &status, WNOHANG) == 0 && latest_step(killed) < target)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      std::this_thread::sleep_for(std::chrono::milliseconds(extra_ms(rng)));
       if (waitpid(pid, &status, WNOHANG) == 0) {
         kill(pid, SIGKILL);
         waitpid(pid, &status, 0);
