@@ -286,6 +286,11 @@ void run_bleu(BleuCliOptions o) {
   }
   if (paired && systems.size() == 1)
     throw UsageError("--paired-bs / --paired-ar compare systems: give a baseline and at least one more system");
+  // Called as sacreBLEU is (`REF... -i SYS...`), the output defaults as sacreBLEU's does: JSON
+  // for one system and for several. nmt's own `-r REF SYS` keeps nmt's one-line layout.
+  const bool called_as_sacrebleu = o.refs.empty() && !o.inputs.empty();
+  if (called_as_sacrebleu && o.format.empty() && !o.json && !o.sentence)
+    o.format = "json";
   const bool sacrebleu_style = !o.format.empty() || o.confidence || paired || systems.size() > 1;
   const bool sacrebleu_layout = sacrebleu_style && !o.sentence;
   const metrics::ReportOptions r = report_options(o, sacrebleu_style, systems.size());

@@ -10,10 +10,12 @@
 # (the build's nmt and the same PyTorch wheel's Python):
 #   bash .device/build-on-device.sh && NMT_BINARY=/tmp/b/nmt bash scripts/bench-gpu.sh
 # Knobs: NMT_BENCH_DEVICE (cuda), NMT_BENCH_STEPS (timed updates, 30), NMT_BENCH_WARMUP (5),
-# NMT_BENCH_MODELS ("transformer-small transformer-base gru-small"), NMT_BENCH_SMALL / _BASE /
+# NMT_BENCH_MODELS ("transformer-small transformer-base gru-small"), NMT_BENCH_TOKENS ("2500
+# 25000"), NMT_BENCH_BATCHES ("1 64 1024"), NMT_BENCH_SMALL / _BASE /
 # _GRU (trained model directories: realistic output lengths for the decoding rows), NMT_DATA,
-# NMT_PYTHON, NMT_BENCH_OUT (/tmp/bench-gpu). NMT_BENCH_DEVICE=cpu NMT_BENCH_STEPS=2 runs the
-# same script on a CPU in a few minutes (a check of the script, not a measurement).
+# NMT_PYTHON, NMT_BENCH_OUT (/tmp/bench-gpu). On a CPU, as a check of the script (not a
+# measurement): NMT_BENCH_DEVICE=cpu NMT_BENCH_STEPS=1 NMT_BENCH_WARMUP=1 NMT_BENCH_TOKENS=500
+# NMT_BENCH_BATCHES="1 64" NMT_BENCH_MODELS=gru-small bash scripts/bench-gpu.sh
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NMT=${NMT_BINARY:-$ROOT/build/nmt}
@@ -27,6 +29,8 @@ OUT=${NMT_BENCH_OUT:-/tmp/bench-gpu}
 TRAIN="$DATA/multi30k/train"
 TEST="$DATA/multi30k/test_2016_flickr.en"
 read -r -a MODELS <<< "${NMT_BENCH_MODELS:-transformer-small transformer-base gru-small}"
+read -r -a TOKENS <<< "${NMT_BENCH_TOKENS:-2500 25000}"
+read -r -a BATCHES <<< "${NMT_BENCH_BATCHES:-1 64 1024}"
 
 [[ -x "$NMT" ]] || { echo "bench-gpu: $NMT not found (NMT_BINARY)" >&2; exit 2; }
 "$PY" -c 'import torch' 2>/dev/null || { echo "bench-gpu: $PY cannot import torch" >&2; exit 2; }
@@ -67,7 +71,7 @@ for model in "${MODELS[@]}"; do
     rm -rf "$dir"
     "$NMT" bench init --preset "$model" --train "$TRAIN" --out "$dir"
   fi
-  for tokens in 2500 25000; do
+  for tokens in "${TOKENS[@]}"; do
     for precision in fp32 bf16; do
       flag=()
       [[ $precision == bf16 ]] && flag=(--bf16)
@@ -83,9 +87,9 @@ for model in "${MODELS[@]}"; do
     done
   done
   for beam in 1 5; do
-    for batch in 1 64 1024; do
+    for batch in "${BATCHES[@]}"; do
       limit=0
-      [[ $batch == 1 ]] && limit=200
+      [[ $batch == 1 ]] && limit=${NMT_BENCH_B1_LIMIT:-200}
       tag="$model/beam$beam/b$batch"
       log "$tag: nmt"
       measure "$tag/nmt" "$NMT" bench translate -m "$dir" --src "$TEST" --device "$DEVICE" --batch-size "$batch" \

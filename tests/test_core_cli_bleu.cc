@@ -264,3 +264,21 @@ TEST_F(CliBleu, TerAndTokenizersInNmtsOwnLayout) {
 
 }  // namespace
 }  // namespace nmt::test
+
+// A sacreBLEU command line (`REF -i HYP`, no -f) prints what sacreBLEU prints by default: its
+// JSON, one object per metric with the score rounded to one decimal, as a script parsing
+// sacreBLEU's output expects; nmt's own `-r REF HYP` keeps nmt's one-line layout.
+TEST_F(CliBleu, SacreBleuShapedCallDefaultsToSacreBleusJson) {
+  const fs::path dir = fs::path(bleu_vectors_dir()) / "02_drop_words";
+  if (!fs::exists(dir / "expected.json")) GTEST_SKIP() << "no sacreBLEU vectors at " << bleu_vectors_dir();
+  CommandResult r = nmt(quote((dir / "ref.txt").string()) + " -i " + quote((dir / "hyp.txt").string()) + " -m bleu chrf");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json out = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(out.is_array()) << r.out;
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0]["name"], "BLEU");
+  EXPECT_EQ(out[1]["name"], "chrF2");
+  r = nmt("-r " + quote((dir / "ref.txt").string()) + " " + quote((dir / "hyp.txt").string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("BLEU|", 0), 0u) << r.out;
+}
