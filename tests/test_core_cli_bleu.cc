@@ -262,9 +262,6 @@ TEST_F(CliBleu, TerAndTokenizersInNmtsOwnLayout) {
             "TER|nrefs:1|case:lc|tok:tercom|norm:no|punct:yes|asian:no|version:2.6.0 = 100.00\n");
 }
 
-}  // namespace
-}  // namespace nmt::test
-
 // A sacreBLEU command line (`REF -i HYP`, no -f) prints what sacreBLEU prints by default: its
 // JSON, one object per metric with the score rounded to one decimal, as a script parsing
 // sacreBLEU's output expects; nmt's own `-r REF HYP` keeps nmt's one-line layout.
@@ -282,3 +279,6 @@ TEST_F(CliBleu, SacreBleuShapedCallDefaultsToSacreBleusJson) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("BLEU|", 0), 0u) << r.out;
 }
+
+}  // namespace
+}  // namespace nmt::test
