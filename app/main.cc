@@ -2,6 +2,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <new>
+#include <string>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -10,6 +12,11 @@
 #include "commands.h"
 #include "nmt/util/blas.h"
 #include "nmt/util/error.h"
+#include "nmt/util/io.h"
+
+namespace {
+std::string first_line(const std::string& what) { return what.substr(0, what.find('\n')); }
+}  // namespace
 
 int main(int argc, char** argv) {
   nmt::select_blas_kernels();
@@ -37,6 +44,7 @@ int main(int argc, char** argv) {
   nmt::cli::add_bench_command(app);
   try {
     app.parse(argc, argv);
+    nmt::check_stdout();  // a full disk behind stdout is an error, not a silent exit 0
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
@@ -44,16 +52,21 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "nmt: usage error: %s\n", e.what());
-    std::fprintf(stderr, "Run with --help for more information.\n");
+    // One line, as every other error (`nmt CMD --help` is where the options are).
+    std::fprintf(stderr, "nmt: usage error: %s\n", first_line(e.what()).c_str());
     return 2;
   } catch (const nmt::Error& e) {
     std::fflush(stdout);
-    std::fprintf(stderr, "nmt: error: %s\n", e.what());
+    std::fprintf(stderr, "nmt: error: %s\n", first_line(e.what()).c_str());
     return e.exit_code();
-  } catch (const std::exception& e) {
+  } catch (const std::bad_alloc&) {
     std::fflush(stdout);
-    std::fprintf(stderr, "nmt: error: %s\n", e.what());
+    std::fprintf(stderr, "nmt: error: out of memory\n");
+    return 1;
+  } catch (const std::exception& e) {
+    // Not one of ours (LibTorch's c10::Error carries a many-line backtrace): its first line.
+    std::fflush(stdout);
+    std::fprintf(stderr, "nmt: error: %s\n", first_line(e.what()).c_str());
     return 1;
   }
   return 0;

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "nmt/models/config.h"
+#include "nmt/train/trainer.h"
 #include "nmt/util/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -37,11 +38,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     } catch (const std::exception&) {
     }
   }
+  // config.json as nmt reads it: the "model" section through ModelConfig (typed, bounded) and
+  // the "train" section through TrainOptions; only nmt::Error may come out of either once the
+  // text parsed as JSON.
+  nlohmann::json j;
   try {
-    auto j = nlohmann::json::parse(text);
-    if (j.is_object()) (void)nmt::models::ModelConfig::from_json(j);
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception&) {
-  } catch (const nmt::Error&) {
+    return 0;
+  }
+  for (const nlohmann::json* section : {&j, j.is_object() && j.contains("model") ? &j["model"] : &j}) {
+    try {
+      (void)nmt::models::ModelConfig::from_json(*section);
+    } catch (const nmt::Error&) {
+    }
+  }
+  for (const nlohmann::json* section : {&j, j.is_object() && j.contains("train") ? &j["train"] : &j}) {
+    try {
+      if (section->is_object()) (void)nmt::train::TrainOptions::from_json(*section).to_json().dump();
+    } catch (const nmt::Error&) {
+    }
   }
   return 0;
 }
