@@ -63,7 +63,7 @@ AverageResult average_last_checkpoints(const std::string& model_dir, int last, c
   fs::path target = fs::path(out_dir).lexically_normal();
   if (!target.has_filename()) target = target.parent_path();  // "out/"
   const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::string tmpl = (parent / ("." + target.filename().string() + ".XXXXXX.tmp")).string();
+  std::string tmpl = (parent / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
   if (!::mkdtemp(tmpl.data())) throw RuntimeError(fmt::format("{}: cannot create: {}", out_dir, std::strerror(errno)));
   const fs::path tmp(tmpl);
   try {
