@@ -122,7 +122,7 @@ void add_warnings(ReadReport& report, const ReadOptions& options) {
 
 void check_alignment(const std::string& path, const ParallelCorpus& corpus) {
   if (corpus.source.size() != corpus.target.size())
-    throw UsageError(fmt::format("{}: corpus sides differ in size ({} source, {} target sentences)", path,
+    throw RuntimeError(fmt::format("{}: corpus sides differ in size ({} source, {} target sentences)", path,
                                    corpus.source.size(), corpus.target.size()));
 }
 

@@ -41,6 +41,7 @@ std::string read_small_file(const std::string& path, size_t max_bytes) {
     throw RuntimeError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   }
   // Checked before opening: opening a FIFO for reading blocks until a writer comes.
+  if (S_ISDIR(st.st_mode)) throw RuntimeError(fmt::format("{}: is a directory, expected a file", path));
   if (!S_ISREG(st.st_mode)) throw RuntimeError(fmt::format("{}: not a regular file", path));
   if (static_cast<uint64_t>(st.st_size) > max_bytes)
     throw RuntimeError(fmt::format("{}: {} bytes, more than the {} expected for this file", path,
