@@ -104,9 +104,10 @@ fs::path CheckpointManager::save(torch::nn::Module& model, torch::optim::Optimiz
   } catch (const c10::Error&) {
     fs::remove_all(tmp, ec);
     throw RuntimeError(fmt::format("{}: cannot write the checkpoint (disk full or unwritable?)", tmp.string()));
-  } catch (const Error&) {
+  } catch (const Error& e) {
+    // Named by the checkpoint it was to be: the temporary directory in the message is gone.
     fs::remove_all(tmp, ec);
-    throw;
+    throw RuntimeError(fmt::format("{}: not saved: {}", final_dir.string(), e.what()));
   }
   fs::remove_all(final_dir, ec);  // a checkpoint of the same step from before a restart
   fs::rename(tmp, final_dir, ec);
