@@ -10,6 +10,7 @@
 #include <torch/version.h>
 
 #include "commands.h"
+#include "config_file.h"
 #include "nmt/util/blas.h"
 #include "nmt/util/error.h"
 #include "nmt/util/io.h"
@@ -24,6 +25,7 @@ int main(int argc, char** argv) {
   app.name("nmt");
   app.require_subcommand(1, 1);
   app.set_config("--config", "", "Read options from a TOML file ([train], [translate], ... sections)");
+  app.config_formatter(std::make_shared<nmt::cli::CheckedTomlConfig>());  // before the subcommands copy it
   // An option given twice (e.g. in --config and on the command line) takes the last value,
   // as in Marian/fairseq; list options (--ref) opt back into TakeAll.
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);

@@ -509,6 +509,20 @@ TEST_F(Reliability, MismatchedTrainingCorpusAndUsageErrorsExit2InOneLine) {
   }
 }
 
+TEST_F(Reliability, AnEmptyValueInAConfigFileIsAUsageError) {
+  // Found by fuzz_config: CLI11 2.1 dereferences an empty vector for `key = []` (SIGSEGV).
+  for (const std::string& toml : {"[train]\nmax-steps = []\n", "[translate]\nbeam = []\n", "[translate]\nquiet = []\n"}) {
+    write_bytes(dir_->file("empty.toml"), toml);
+    auto r = run_command("echo 'A dog.' | " + nmt_cmd("--config " + dir_->file("empty.toml") +
+                                                      (toml.find("train]") != std::string::npos
+                                                           ? " train --preset transformer-tiny --out " + dir_->file("never")
+                                                           : " translate -m " + model())));
+    EXPECT_EQ(r.exit_code, 2) << toml << "\n" << r.err;
+    expect_one_error_line(r);
+    EXPECT_NE(r.err.find("no value in the --config file"), std::string::npos) << r.err;
+  }
+}
+
 // ------------------------------------------------------------------------- 9. bounds
 
 TEST_F(Reliability, ModelFilesThatAreNotSmallRegularFilesAreRefused) {

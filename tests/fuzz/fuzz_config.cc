@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "config_file.h"
 #include "nmt/models/config.h"
 #include "nmt/train/trainer.h"
 #include "nmt/util/error.h"
@@ -15,6 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   {
     CLI::App app{"fuzz"};
+    app.config_formatter(std::make_shared<nmt::cli::CheckedTomlConfig>());  // as nmt's main()
     app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     app.allow_config_extras(CLI::config_extras_mode::error);
     auto* train = app.add_subcommand("train");
@@ -30,7 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     train->add_option("--ref", v)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     std::istringstream in(text);
     try {
-      auto items = CLI::ConfigTOML().from_config(in);
+      auto items = nmt::cli::CheckedTomlConfig().from_config(in);
       std::istringstream again(text);
       app.parse_from_stream(again);
       (void)items;
