@@ -2,6 +2,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
+#include <optional>
 #include <filesystem>
 #include <cstdio>
 #include <fstream>
@@ -38,6 +40,34 @@ struct DecodeArgs {
   decode::BeamOptions beam{1, 1, "gnmt", 0.6};
   bool use_beam() const { return beam.beam > 1 || beam.nbest > 1; }
 };
+
+// The decoding options, checked before the model is loaded or any file is touched: NaN or a
+// negative length factor would make every output empty, a huge beam or batch exhaust memory.
+void check_decode_args(const DecodeArgs& a) {
+  if (!(std::isfinite(a.max_len_a) && a.max_len_a >= 0 && a.max_len_a <= 1000))
+    throw UsageError(fmt::format("--max-len-a is {}, must be a number between 0 and 1000", a.max_len_a));
+  if (a.max_len_b < 0 || a.max_len_b > 1'000'000)
+    throw UsageError(fmt::format("--max-len-b is {}, must be between 0 and 1000000", a.max_len_b));
+  if (!std::isfinite(a.beam.alpha)) throw UsageError(fmt::format("--alpha is {}, must be a finite number", a.beam.alpha));
+  if (a.beam.beam > 1000) throw UsageError(fmt::format("--beam is {}, must be between 1 and 1000", a.beam.beam));
+  if (a.beam.nbest > a.beam.beam) throw UsageError("--nbest must not exceed --beam");
+  if (a.batch_size > 100'000) throw UsageError(fmt::format("--batch-size is {}, must be between 1 and 100000", a.batch_size));
+  if (a.threads < 0 || a.threads > 4096) throw UsageError(fmt::format("--threads is {}, must be between 0 and 4096", a.threads));
+}
+
+// --attention-layer / --attention-head (or attention's --layer / --head) against the model:
+// -1 or an existing layer / head; the GRU has one attention, so only -1.
+void check_attention_choice(const models::ModelConfig& c, int64_t layer, int64_t head, const char* layer_flag,
+                            const char* head_flag) {
+  const int64_t layers = c.type == "transformer" ? c.decoder_layers : 0;
+  const int64_t heads = c.type == "transformer" ? c.heads : 0;
+  if (!(layer == -1 || (layer >= 0 && layer < layers)))
+    throw UsageError(fmt::format("{} is {}: the {} model has {} decoder layer(s) to choose from (-1 for the last)",
+                                 layer_flag, layer, c.type, layers));
+  if (!(head == -1 || (head >= 0 && head < heads)))
+    throw UsageError(fmt::format("{} is {}: the {} model has {} head(s) to choose from (-1 for their mean)", head_flag,
+                                 head, c.type, heads));
+}
 
 models::LoadedModel load_on_device(const DecodeArgs& a) {
   const torch::Device device = resolve_device(a.device);
@@ -87,20 +117,20 @@ void warn_truncated(const decode::TranslateStats& stats, bool quiet) {
     std::fprintf(stderr, "warning: %zu input line(s) longer than the model's limit were truncated\n", stats.truncated);
 }
 
-// Input lines for translation: a line that is not valid UTF-8 is an error naming it.
-std::vector<std::string> read_source_lines(const std::string& path, std::istream* stream) {
-  std::vector<std::string> lines;
-  if (stream) {
-    std::string line;
-    while (std::getline(*stream, line)) lines.push_back(line);
-  } else {
-    lines = read_lines(path);
-  }
-  const std::string name = stream ? "<stdin>" : path;
+// Input lines for translation. A line that is not valid UTF-8 is an error naming it; with
+// `first_bad`, the lines before it are returned instead and *first_bad is its line number
+// (0 when every line is good), so the caller can translate them first.
+std::vector<std::string> read_source_lines(const std::string& path, size_t* first_bad = nullptr) {
+  std::vector<std::string> lines = read_lines(path);
+  if (first_bad) *first_bad = 0;
   for (size_t i = 0; i < lines.size(); ++i) {
     auto& l = lines[i];
     if (!l.empty() && l.back() == '\r') l.pop_back();
-    if (!text::is_valid_utf8(l)) throw RuntimeError(fmt::format("{}:{}: not valid UTF-8", name, i + 1));
+    if (text::is_valid_utf8(l)) continue;
+    if (!first_bad) throw RuntimeError(fmt::format("{}:{}: not valid UTF-8", path, i + 1));
+    *first_bad = i + 1;
+    lines.resize(i);
+    break;
   }
   return lines;
 }
@@ -209,15 +239,15 @@ void run_interactive(decode::Translator& translator, const DecodeArgs& a, decode
 // One JSON object per translated line: subword tokens of source and target (each ending in
 // </s>) and the decoder's attention, one row per target token, each summing to 1 over the
 // source tokens.
-void write_attention(std::ostream& out, size_t line_no, const decode::Hypothesis& h, const std::string& source,
-                     const decode::Translator& translator) {
+std::string attention_json(size_t line_no, const decode::Hypothesis& h, const std::string& source,
+                           const decode::Translator& translator) {
   const auto m = translator.attention_map(h, source);
   nlohmann::json j;
   j["line"] = line_no;
   j["source"] = m.source;
   j["target"] = m.target;
   j["attention"] = m.weights;
-  out << j.dump() << '\n';
+  return j.dump() + "\n";
 }
 }  // namespace
 
@@ -245,58 +275,64 @@ void add_translate_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   cmd->callback([a, input, output, attention, layer, head, attention_svg] {
+    // Everything that can be refused is refused before any output is touched; outputs are
+    // OutputFiles, so a failure later leaves an existing --output / --attention file as it was.
+    check_decode_args(*a);
+    const bool wants_attention = !attention->empty() || !attention_svg->empty();
+    if (a->use_beam() && wants_attention) throw UsageError("--attention/--attention-svg work with greedy decoding only (--beam 1)");
+    std::vector<std::string> input_lines;
+    size_t first_bad = 0;  // 1-based line number of the first invalid UTF-8 line of --input, 0 if none
+    if (!input->empty()) {
+      for (const std::string* o : {output.get(), attention.get()})
+        if (!o->empty() && same_file(*input, *o))
+          throw UsageError(fmt::format("{} is both the input and an output; the input would be destroyed", *input));
+      input_lines = read_source_lines(*input, &first_bad);
+      // A file --output would not be replaced anyway (see below): refuse before any work.
+      if (first_bad && !output->empty()) throw RuntimeError(fmt::format("{}:{}: not valid UTF-8", *input, first_bad));
+    }
     train::set_threads(a->threads);
     decode::Translator translator(load_on_device(*a));
+    check_attention_choice(translator.loaded().model_config, *layer, *head, "--attention-layer", "--attention-head");
     auto d = decode_options(*a);
-    d.record_attention = !attention->empty() || !attention_svg->empty();
+    d.record_attention = wants_attention;
     d.attention_layer = *layer;
     d.attention_head = *head;
-    std::unique_ptr<std::ofstream> file, attention_file;
-    std::ostream* out = &std::cout;
-    if (!output->empty()) {
-      file = std::make_unique<std::ofstream>(*output, std::ios::binary | std::ios::trunc);
-      if (!*file) throw RuntimeError(fmt::format("{}: cannot write", *output));
-      out = file.get();
-    }
-    if (!attention->empty()) {
-      attention_file = std::make_unique<std::ofstream>(*attention, std::ios::binary | std::ios::trunc);
-      if (!*attention_file) throw RuntimeError(fmt::format("{}: cannot write", *attention));
-    }
-    if (a->use_beam() && d.record_attention) throw UsageError("--attention/--attention-svg work with greedy decoding only (--beam 1)");
+    OutputFile out(output->empty() ? "-" : *output);
+    std::optional<OutputFile> attention_file;
+    if (!attention->empty()) attention_file.emplace(*attention);
     const std::string title = attention_title(d, translator.loaded().model_config.type);
     bool several_svgs = false;  // decided once the input size is known
     decode::TranslateStats stats;
     size_t written = 0;
-    // Translates a chunk of lines and writes results at once, so nothing already translated is
-    // lost if a later line is bad.
+    // Translates a chunk of lines and writes the results. On stdout they are flushed at once,
+    // so nothing already translated is lost if a later line is bad.
     auto translate_chunk = [&](const std::vector<std::string>& chunk) {
       if (a->use_beam()) {
-        if (a->beam.nbest > a->beam.beam) throw UsageError("--nbest must not exceed --beam");
         auto results = translator.translate_beam(chunk, d, a->beam, &stats);
         for (size_t i = 0; i < results.size(); ++i) {
           if (a->beam.nbest == 1) {
-            *out << results[i].front().text << '\n';
+            out.write(results[i].front().text + "\n");
             continue;
           }
           for (const auto& r : results[i])
-            *out << (written + i) << " ||| " << r.text << " ||| " << fmt::format("{:.6f}", r.hypothesis.score) << '\n';
+            out.write(fmt::format("{} ||| {} ||| {:.6f}\n", written + i, r.text, r.hypothesis.score));
         }
         written += results.size();
-        out->flush();
+        out.flush();
         return;
       }
       std::vector<decode::Hypothesis> hyps;
       auto outs = translator.translate(chunk, d, &stats, d.record_attention ? &hyps : nullptr);
       for (size_t i = 0; i < outs.size(); ++i) {
-        *out << outs[i] << '\n';
-        if (attention_file) write_attention(*attention_file, written + i + 1, hyps[i], chunk[i], translator);
+        out.write(outs[i] + "\n");
+        if (attention_file) attention_file->write(attention_json(written + i + 1, hyps[i], chunk[i], translator));
         if (!attention_svg->empty() && !hyps[i].attention.empty())
           write_file_atomic(numbered_path(*attention_svg, written + i + 1, several_svgs),
                             viz::attention_svg(translator.attention_map(hyps[i], chunk[i]),
                                                fmt::format("{} ({})", title, translator.loaded().model_config.type)));
       }
       written += outs.size();
-      out->flush();
+      out.flush();
     };
     if (input->empty() && output->empty() && isatty(STDIN_FILENO) && !a->quiet) {
       run_interactive(translator, *a, d);
@@ -327,13 +363,17 @@ void add_translate_command(CLI::App& app) {
       several_svgs = line_no > 1;
       translate_chunk(pending);
     } else {
-      auto lines = read_source_lines(*input, nullptr);
-      several_svgs = lines.size() > 1;
-      TranslateProgress progress(lines.size(), a->quiet);
+      several_svgs = input_lines.size() > 1;
+      TranslateProgress progress(input_lines.size(), a->quiet);
       progress.attach(d);
-      translate_chunk(lines);
+      // The lines before an invalid one are translated and written first (on stdout; a file
+      // --output is only replaced when all of the input is good).
+      translate_chunk(input_lines);
       progress.finish();
+      if (first_bad) throw RuntimeError(fmt::format("{}:{}: not valid UTF-8", *input, first_bad));
     }
+    if (attention_file) attention_file->commit();
+    out.commit();
     warn_truncated(stats, a->quiet);
   });
 }
@@ -356,7 +396,8 @@ void add_eval_command(CLI::App& app) {
   cmd->add_flag("--record,!--no-record", *record,
                 "Append the scores to MODEL/evals.jsonl for nmt report (default: on; a read-only model only warns)");
   cmd->callback([a, src, refs, hyp_out, json, record] {
-    auto lines = read_source_lines(*src, nullptr);
+    check_decode_args(*a);
+    auto lines = read_source_lines(*src);
     std::vector<std::vector<std::string>> ref_streams;
     for (const auto& r : *refs) {
       auto ref_lines = read_lines(r);
@@ -398,7 +439,7 @@ void add_eval_command(CLI::App& app) {
                           {"sentences", lines.size()}, {"seconds", secs}};
       const auto path = std::filesystem::path(a->model_dir) / "evals.jsonl";
       std::ofstream f(path, std::ios::app | std::ios::binary);
-      if (f) f << r.dump() << '\n';
+      if (f) f << r.dump() << '\n' << std::flush;
       if (!f && !a->quiet) std::fprintf(stderr, "warning: %s: cannot append the scores\n", path.string().c_str());
     }
     if (*json) {
@@ -430,10 +471,12 @@ void add_attention_command(CLI::App& app) {
   cmd->add_option("--layer", *layer, "Transformer decoder layer (-1 = last)")->capture_default_str();
   cmd->add_option("--head", *head, "Transformer head (-1 = average over heads)")->capture_default_str();
   cmd->callback([a, sentence, out, layer, head, as_text] {
+    check_decode_args(*a);
     if (a->use_beam()) throw UsageError("nmt attention uses greedy decoding (--beam 1)");
     if (!text::is_valid_utf8(*sentence)) throw UsageError("the sentence is not valid UTF-8");
     train::set_threads(a->threads);
     decode::Translator translator(load_on_device(*a));
+    check_attention_choice(translator.loaded().model_config, *layer, *head, "--layer", "--head");
     auto d = decode_options(*a);
     d.record_attention = true;
     d.attention_layer = *layer;

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -11,8 +12,14 @@
 #include <torch/version.h>
 
 #include "commands.h"
+#include "config_file.h"
 #include "nmt/util/blas.h"
 #include "nmt/util/error.h"
+#include "nmt/util/io.h"
+
+namespace {
+std::string first_line(const std::string& what) { return what.substr(0, what.find('\n')); }
+}  // namespace
 
 int main(int argc, char** argv) {
   nmt::select_blas_kernels();
@@ -20,6 +27,7 @@ int main(int argc, char** argv) {
   app.name("nmt");
   app.require_subcommand(1, 1);
   app.set_config("--config", "", "Read options from a TOML file ([train], [translate], ... sections)");
+  app.config_formatter(std::make_shared<nmt::cli::CheckedTomlConfig>());  // before the subcommands copy it
   // An option given twice (e.g. in --config and on the command line) takes the last value,
   // as in Marian/fairseq; list options (--ref) opt back into TakeAll.
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
@@ -43,6 +51,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> args = nmt::cli::expand_sacrebleu_options({argv + 1, argv + argc});
     std::reverse(args.begin(), args.end());
     app.parse(std::move(args));
+    nmt::check_stdout();  // a full disk behind stdout is an error, not a silent exit 0
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
@@ -50,16 +59,21 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "nmt: usage error: %s\n", e.what());
-    std::fprintf(stderr, "Run with --help for more information.\n");
+    // One line, as every other error (`nmt CMD --help` is where the options are).
+    std::fprintf(stderr, "nmt: usage error: %s\n", first_line(e.what()).c_str());
     return 2;
   } catch (const nmt::Error& e) {
     std::fflush(stdout);
-    std::fprintf(stderr, "nmt: error: %s\n", e.what());
+    std::fprintf(stderr, "nmt: error: %s\n", first_line(e.what()).c_str());
     return e.exit_code();
-  } catch (const std::exception& e) {
+  } catch (const std::bad_alloc&) {
     std::fflush(stdout);
-    std::fprintf(stderr, "nmt: error: %s\n", e.what());
+    std::fprintf(stderr, "nmt: error: out of memory\n");
+    return 1;
+  } catch (const std::exception& e) {
+    // Not one of ours (LibTorch's c10::Error carries a many-line backtrace): its first line.
+    std::fflush(stdout);
+    std::fprintf(stderr, "nmt: error: %s\n", first_line(e.what()).c_str());
     return 1;
   }
   return 0;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang (ASan + UBSan) and runs each for a bounded time.
-#   scripts/fuzz.sh [SECONDS_PER_TARGET]   (default 600)
+#   scripts/fuzz.sh [SECONDS_PER_TARGET]   (default 600; NMT_FUZZ_TARGETS="fuzz_config ..." picks targets)
 # Seeds: tests/fuzz/corpus/TARGET/ (committed); new inputs go to fuzz-out/corpus/TARGET/ and
 # crashes to fuzz-out/crashes/TARGET/. A crash makes the script fail; turn each finding into a
 # regression test before fixing it.
@@ -11,7 +11,7 @@ command -v clang++ >/dev/null || { echo "fuzz.sh: needs clang++ (apt-get install
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -DNMT_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build-fuzz -j "${NMT_JOBS:-2}"
 status=0
-for target in fuzz_corpus fuzz_bleu fuzz_config; do
+for target in ${NMT_FUZZ_TARGETS:-fuzz_corpus fuzz_bleu fuzz_config fuzz_manifest fuzz_metrics}; do
   mkdir -p "fuzz-out/corpus/$target" "fuzz-out/crashes/$target"
   echo "== $target for ${seconds}s"
   if ! "build-fuzz/tests/fuzz/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \

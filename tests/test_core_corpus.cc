@@ -89,8 +89,9 @@ TEST(CorpusParallel, EmptyFilesGiveEmptyCorpus) {
 
 TEST(CorpusParallel, MismatchedLineCountsNameBothFilesAndCounts) {
   PairFiles f("a\nb\nc\n", "x\ny\n");
-  expect_error<RuntimeError>([&] { read_parallel(f.prefix, "en", "fr"); },
-                             {f.prefix + ".en", "3 lines", f.prefix + ".fr", "2 lines"});
+  // Exit 2, as the README promises for a line-count mismatch between files.
+  expect_error<nmt::UsageError>([&] { read_parallel(f.prefix, "en", "fr"); },
+                                {f.prefix + ".en", "3 lines", f.prefix + ".fr", "2 lines"});
 }
 
 TEST(CorpusParallel, MissingFileAndDirectory) {

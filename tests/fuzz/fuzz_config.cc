@@ -7,13 +7,16 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "config_file.h"
 #include "nmt/models/config.h"
+#include "nmt/train/trainer.h"
 #include "nmt/util/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   {
     CLI::App app{"fuzz"};
+    app.config_formatter(std::make_shared<nmt::cli::CheckedTomlConfig>());  // as nmt's main()
     app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     app.allow_config_extras(CLI::config_extras_mode::error);
     auto* train = app.add_subcommand("train");
@@ -29,7 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     train->add_option("--ref", v)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     std::istringstream in(text);
     try {
-      auto items = CLI::ConfigTOML().from_config(in);
+      auto items = nmt::cli::CheckedTomlConfig().from_config(in);
       std::istringstream again(text);
       app.parse_from_stream(again);
       (void)items;
@@ -37,11 +40,26 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     } catch (const std::exception&) {
     }
   }
+  // config.json as nmt reads it: the "model" section through ModelConfig (typed, bounded) and
+  // the "train" section through TrainOptions; only nmt::Error may come out of either once the
+  // text parsed as JSON.
+  nlohmann::json j;
   try {
-    auto j = nlohmann::json::parse(text);
-    if (j.is_object()) (void)nmt::models::ModelConfig::from_json(j);
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception&) {
-  } catch (const nmt::Error&) {
+    return 0;
+  }
+  for (const nlohmann::json* section : {&j, j.is_object() && j.contains("model") ? &j["model"] : &j}) {
+    try {
+      (void)nmt::models::ModelConfig::from_json(*section);
+    } catch (const nmt::Error&) {
+    }
+  }
+  for (const nlohmann::json* section : {&j, j.is_object() && j.contains("train") ? &j["train"] : &j}) {
+    try {
+      if (section->is_object()) (void)nmt::train::TrainOptions::from_json(*section).to_json().dump();
+    } catch (const nmt::Error&) {
+    }
   }
   return 0;
 }

@@ -148,7 +148,8 @@ ReadResult read_parallel(const std::string& prefix, const std::string& src_lang,
   const std::vector<std::string> src_lines = read_lines(src_path);
   const std::vector<std::string> tgt_lines = read_lines(tgt_path);
   if (src_lines.size() != tgt_lines.size())
-    throw RuntimeError(fmt::format("{} has {} lines but {} has {} lines; parallel files must be line-aligned",
+    // The files the user gave do not go together: a usage error (exit 2), as for eval/bleu.
+    throw UsageError(fmt::format("{} has {} lines but {} has {} lines; parallel files must be line-aligned",
                                    src_path, src_lines.size(), tgt_path, tgt_lines.size()));
 
   ReadResult result;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <numeric>
 
@@ -104,16 +105,31 @@ void search_batch(models::Seq2SeqModelImpl& model, const std::vector<Ids>& sourc
                           return a.origin != b.origin ? a.origin < b.origin : a.token < b.token;
                         });
       std::vector<Beam> kept;
-      for (int64_t c = 0; c < pool && static_cast<int64_t>(kept.size()) < width; ++c) {
+      // All live beams of a sentence have the same length, so they reach the length limit
+      // together. Each then ends as it is, once, scored by its prefix alone (the limit ends
+      // it, not an EOS): finishing every candidate of one parent, as before, put the same
+      // hypothesis into the n-best list several times.
+      if (n_beams > 0 && static_cast<int64_t>(beams[s][0].tokens.size()) >= sent.limit) {
+        for (const Beam& beam : beams[s]) {
+          ScoredHypothesis h;
+          h.tokens = beam.tokens;
+          h.log_prob = beam.log_prob;
+          h.score = h.log_prob / length_penalty(bo, static_cast<int64_t>(h.tokens.size()) + 1);
+          sent.finished.push_back(std::move(h));
+        }
+        candidates.clear();
+      }
+      for (int64_t c = 0; c < std::min<int64_t>(pool, static_cast<int64_t>(candidates.size())) &&
+                          static_cast<int64_t>(kept.size()) < width;
+           ++c) {
         const Candidate& cand = candidates[c];
         const Beam& parent = beams[s][cand.origin];
-        const bool at_limit = static_cast<int64_t>(parent.tokens.size()) >= sent.limit;
-        if (cand.token == kEosId || at_limit) {
+        if (cand.token == kEosId) {
           // fairseq's rule: an EOS counts only when it ranks among the top K candidates.
           if (c < width) {
             ScoredHypothesis h;
             h.tokens = parent.tokens;
-            h.log_prob = cand.token == kEosId ? cand.log_prob : parent.log_prob;
+            h.log_prob = cand.log_prob;
             h.score = h.log_prob / length_penalty(bo, static_cast<int64_t>(h.tokens.size()) + 1);
             sent.finished.push_back(std::move(h));
           }
@@ -130,10 +146,14 @@ void search_batch(models::Seq2SeqModelImpl& model, const std::vector<Ids>& sourc
       // Done when K hypotheses are finished, or no live beam can still beat the best finished
       // one: a live beam's log-probability only falls, and its penalty is at most that of the
       // longest allowed output, so raw / lp(limit + 1) bounds its final normalised score.
+      // With --nbest N the bound must hold against the N-th best finished hypothesis, not the
+      // best: a live beam may still beat the others and belong in the list.
       bool done = kept.empty() || static_cast<int64_t>(sent.finished.size()) >= K;
-      if (!done && !sent.finished.empty()) {
-        double best_finished = -std::numeric_limits<double>::infinity();
-        for (const auto& h : sent.finished) best_finished = std::max(best_finished, h.score);
+      if (!done && static_cast<int64_t>(sent.finished.size()) >= bo.nbest) {
+        std::vector<double> scores;
+        for (const auto& h : sent.finished) scores.push_back(h.score);
+        std::nth_element(scores.begin(), scores.begin() + (bo.nbest - 1), scores.end(), std::greater<double>());
+        const double best_finished = scores[static_cast<size_t>(bo.nbest - 1)];
         double best_live = -std::numeric_limits<double>::infinity();
         for (const auto& b : kept) best_live = std::max(best_live, b.log_prob);
         const double lp_max = std::max(length_penalty(bo, sent.limit + 1), length_penalty(bo, 1));

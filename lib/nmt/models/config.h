@@ -2,6 +2,7 @@
 // Architecture hyper-parameters of a model, stored as JSON in every model directory so
 // `nmt translate -m DIR` can rebuild the network without any other input.
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -34,7 +35,23 @@ struct ModelConfig {
   bool bidirectional = false;
 
   nlohmann::json to_json() const;
-  static ModelConfig from_json(const nlohmann::json& j);  // throws RuntimeError on bad values
+  // Reads the "model" object of config.json; a wrong type or a value outside the bounds of
+  // validate() → RuntimeError naming the key ("'ffn' is 0, must be between 1 and 131072").
+  static ModelConfig from_json(const nlohmann::json& j);
+
+  // Bounds on every size, so that a hostile or mistyped value is refused in one line instead
+  // of building an empty, NaN-producing or impossibly large network. `name` turns a config key
+  // into what the user typed ("ffn" → "--ffn" for the command line); vocabulary sizes are
+  // checked only when known (they come from the subword model). Throws RuntimeError.
+  void validate(const std::function<std::string(const std::string&)>& name, bool check_vocab = true) const;
 };
+
+// Limits used by validate() (and the command line's bounds).
+inline constexpr int64_t kMaxVocab = 1'000'000;
+inline constexpr int64_t kMaxWidth = 16'384;         // d_model, embedding, hidden
+inline constexpr int64_t kMaxFfn = 131'072;
+inline constexpr int64_t kMaxLayers = 256;
+inline constexpr int64_t kMaxPositions = 65'536;
+inline constexpr int64_t kMaxWeights = int64_t{1} << 32;  // elements: 16 GiB of float32
 
 }  // namespace nmt::models

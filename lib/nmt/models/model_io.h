@@ -18,10 +18,25 @@ inline constexpr const char* kConfigFile = "config.json";
 inline constexpr const char* kSubwordFile = "spm.model";
 inline constexpr const char* kWeightsFile = "model.pt";
 
-// Writes the module's parameters and buffers to `path` atomically (temp file + rename).
+// Serialises an archive in memory, then writes it with write_file_atomic (checked writes,
+// temp file + fsync + rename). LibTorch's own file writer finishes the zip in its destructor
+// and throws from there when the disk is full, which ends the process (std::terminate).
+void save_archive(torch::serialize::OutputArchive& archive, const std::string& path);
+
+// 64-bit checksum of a module's parameters and buffers (names, types, shapes and bytes).
+std::string weights_checksum(torch::nn::Module& model);
+
+// Throws RuntimeError "WHAT: non-finite values (NaN or infinity) in 'NAME'" if any parameter
+// holds one: such weights translate into empty lines and must never be saved or used.
+void check_finite(torch::nn::Module& model, const std::string& what);
+
+// Writes the module's parameters and buffers to `path` atomically, with weights_checksum()
+// inside the archive. Non-finite weights are refused.
 void save_weights(torch::nn::Module& model, const std::string& path);
-// Loads parameters into an already built module; a missing/corrupt file or a shape
-// mismatch (config not matching the weights) → RuntimeError naming the file.
+// Loads parameters into an already built module; a missing/corrupt file, a shape mismatch
+// (config not matching the weights), a checksum mismatch or non-finite weights → RuntimeError
+// naming the file. Files written before checksums existed (no checksum inside) still load;
+// the finiteness check applies to them too.
 void load_weights(torch::nn::Module& model, const std::string& path);
 
 struct LoadedModel {

@@ -420,7 +420,9 @@ bool SubwordModel::available(std::string* why) {
   }
 }
 
-SubwordModel SubwordModel::load(const std::string& path) { return load_from_serialized(read_file(path), path); }
+SubwordModel SubwordModel::load(const std::string& path) {
+  return load_from_serialized(read_small_file(path, kMaxSubwordBytes), path);
+}
 
 SubwordModel::SubwordModel() = default;
 SubwordModel::~SubwordModel() = default;

@@ -1,5 +1,8 @@
 #include "nmt/train/average.h"
 
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -10,6 +13,7 @@
 #include "nmt/train/checkpoint.h"
 #include "nmt/util/error.h"
 #include "nmt/util/io.h"
+#include "nmt/util/json_read.h"
 
 namespace nmt::train {
 namespace fs = std::filesystem;
@@ -20,13 +24,13 @@ AverageResult average_last_checkpoints(const std::string& model_dir, int last, c
     throw UsageError(fmt::format("{}: output directory is not empty", out_dir));
   const fs::path dir(model_dir);
   const fs::path config_path = dir / models::kConfigFile;
-  nlohmann::json config;
+  nlohmann::json config = json_read::parse(read_small_file(config_path.string(), kMaxJsonBytes), config_path.string());
+  models::ModelConfig model_config;
   try {
-    config = nlohmann::json::parse(read_file(config_path.string()));
-  } catch (const nlohmann::json::exception&) {
-    throw RuntimeError(fmt::format("{}: corrupt (not valid JSON)", config_path.string()));
+    model_config = models::ModelConfig::from_json(json_read::object(config, "model"));
+  } catch (const RuntimeError& e) {
+    throw RuntimeError(fmt::format("{}: {}", config_path.string(), e.what()));
   }
-  const auto model_config = models::ModelConfig::from_json(config.at("model"));
   auto all = CheckpointManager(dir, 0).list();
   if (static_cast<int>(all.size()) < last)
     throw RuntimeError(fmt::format("{}: has {} checkpoint(s), cannot average the last {}", (dir / "checkpoints").string(),
@@ -50,14 +54,34 @@ AverageResult average_last_checkpoints(const std::string& model_dir, int last, c
   auto params = model->parameters();
   for (size_t i = 0; i < params.size(); ++i) params[i].copy_((sums[i] / static_cast<double>(last)).to(params[i].dtype()));
 
-  std::error_code ec;
-  fs::create_directories(out_dir, ec);
-  if (ec) throw RuntimeError(fmt::format("{}: cannot create: {}", out_dir, ec.message()));
+  // The mean of finite weights can still overflow to infinity: refused (by save_weights) before
+  // anything is written.
+  models::check_finite(*model, fmt::format("the average of {} checkpoints of {}", last, model_dir));
   config["averaged_from"] = result.checkpoints;
-  write_file_atomic((fs::path(out_dir) / models::kConfigFile).string(), config.dump(2) + "\n");
-  write_file_atomic((fs::path(out_dir) / models::kSubwordFile).string(),
-                    read_file((dir / models::kSubwordFile).string()));
-  models::save_weights(*model, (fs::path(out_dir) / models::kWeightsFile).string());
+  // Written into a hidden directory beside OUT and renamed into place, so a full disk leaves
+  // no half model directory (and no temporary files) behind.
+  fs::path target = fs::path(out_dir).lexically_normal();
+  if (!target.has_filename()) target = target.parent_path();  // "out/"
+  const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::string tmpl = (parent / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
+  if (!::mkdtemp(tmpl.data())) throw RuntimeError(fmt::format("{}: cannot create: {}", out_dir, std::strerror(errno)));
+  const fs::path tmp(tmpl);
+  try {
+    models::save_weights(*model, (tmp / models::kWeightsFile).string());
+    write_file_atomic((tmp / models::kConfigFile).string(), config.dump(2) + "\n");
+    write_file_atomic((tmp / models::kSubwordFile).string(),
+                      read_small_file((dir / models::kSubwordFile).string(), kMaxSubwordBytes));
+    std::error_code ec;
+    fs::permissions(tmp, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
+                             fs::perms::others_exec, ec);
+    fs::remove(target, ec);  // an empty OUT (checked above); rename cannot replace a directory otherwise
+    fs::rename(tmp, target, ec);
+    if (ec) throw RuntimeError(fmt::format("{}: cannot move into place: {}", out_dir, ec.message()));
+  } catch (...) {
+    std::error_code ec;
+    fs::remove_all(tmp, ec);
+    throw;
+  }
   return result;
 }
 

@@ -2,13 +2,16 @@
 
 #include <algorithm>
 #include <fstream>
+#include <limits>
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <fmt/format.h>
 
 #include "nmt/models/model_io.h"
 #include "nmt/util/error.h"
+#include "nmt/train/manifest.h"
 #include "nmt/util/io.h"
+#include "nmt/util/json_read.h"
 
 namespace nmt::train {
 namespace fs = std::filesystem;
@@ -23,11 +26,7 @@ const std::vector<std::string> kFiles = {models::kWeightsFile, kOptimizerFile, k
 std::string step_name(int64_t step) { return fmt::format("step-{:08d}", step); }
 
 nlohmann::json read_json(const fs::path& path) {
-  try {
-    return nlohmann::json::parse(read_file(path.string()));
-  } catch (const nlohmann::json::exception& e) {
-    throw RuntimeError(fmt::format("{}: corrupt (not valid JSON)", path.string()));
-  }
+  return json_read::parse(read_small_file(path.string(), kMaxJsonBytes), path.string() + ": corrupt");
 }
 }  // namespace
 
@@ -38,19 +37,29 @@ nlohmann::json TrainState::to_json() const {
 }
 
 TrainState TrainState::from_json(const nlohmann::json& j) {
+  using namespace json_read;
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
   TrainState s;
-  j.at("step").get_to(s.step);
-  j.at("epoch").get_to(s.epoch);
-  j.at("batch_in_epoch").get_to(s.batch_in_epoch);
-  j.at("best").get_to(s.best);
-  j.at("has_best").get_to(s.has_best);
-  j.at("bad_validations").get_to(s.bad_validations);
-  if (j.contains("skipped_steps")) j.at("skipped_steps").get_to(s.skipped_steps);
-  j.at("elapsed").get_to(s.elapsed);
+  s.step = integer(j, "step", 0, kMax);
+  s.epoch = integer(j, "epoch", 1, kMax);
+  s.batch_in_epoch = integer(j, "batch_in_epoch", 0, kMax);
+  s.best = number(j, "best");
+  s.has_best = boolean(j, "has_best");
+  s.bad_validations = integer(j, "bad_validations", 0, kMax);
+  if (j.contains("skipped_steps")) s.skipped_steps = integer(j, "skipped_steps", 0, kMax);
+  s.elapsed = number(j, "elapsed");
   s.history = j.at("history");
+  if (!s.history.is_array()) throw RuntimeError("'history' is not an array");
+  for (const auto& h : s.history) {
+    // The summary at the end of training reads these.
+    if (!h.is_object()) throw RuntimeError("'history' holds a non-object");
+    (void)number(h, "val_loss");
+    (void)integer(h, "step", 0, kMax);
+    if (h.contains("val_bleu")) (void)number(h, "val_bleu");
+  }
   // Checkpoints from before data parallelism: one process, no accumulation.
-  if (j.contains("world_size")) j.at("world_size").get_to(s.world_size);
-  if (j.contains("accum_steps")) j.at("accum_steps").get_to(s.accum_steps);
+  if (j.contains("world_size")) s.world_size = integer(j, "world_size", 1, 1 << 20);
+  if (j.contains("accum_steps")) s.accum_steps = integer(j, "accum_steps", 1, 1 << 20);
   return s;
 }
 
@@ -84,10 +93,10 @@ fs::path CheckpointManager::save(torch::nn::Module& model, torch::optim::Optimiz
     models::save_weights(model, (tmp / models::kWeightsFile).string());
     torch::serialize::OutputArchive opt;
     optimizer.save(opt);
-    opt.save_to((tmp / kOptimizerFile).string());
+    models::save_archive(opt, (tmp / kOptimizerFile).string());
     torch::serialize::OutputArchive rng;
     rng.write("cpu_generator", at::detail::getDefaultCPUGenerator().get_state());
-    rng.save_to((tmp / kRngFile).string());
+    models::save_archive(rng, (tmp / kRngFile).string());
     write_file_atomic((tmp / kStateFile).string(), state.to_json().dump(1));
     nlohmann::json manifest = {{"format", kCheckpointFormat}, {"model_type", model_type}, {"step", state.step}};
     for (const auto& f : kFiles) manifest["files"][f] = file_checksum(tmp / f);
@@ -95,9 +104,10 @@ fs::path CheckpointManager::save(torch::nn::Module& model, torch::optim::Optimiz
   } catch (const c10::Error&) {
     fs::remove_all(tmp, ec);
     throw RuntimeError(fmt::format("{}: cannot write the checkpoint (disk full or unwritable?)", tmp.string()));
-  } catch (const Error&) {
+  } catch (const Error& e) {
+    // Named by the checkpoint it was to be: the temporary directory in the message is gone.
     fs::remove_all(tmp, ec);
-    throw;
+    throw RuntimeError(fmt::format("{}: not saved: {}", final_dir.string(), e.what()));
   }
   fs::remove_all(final_dir, ec);  // a checkpoint of the same step from before a restart
   fs::rename(tmp, final_dir, ec);
@@ -126,23 +136,23 @@ nlohmann::json CheckpointManager::verify(const fs::path& checkpoint, const std::
   const fs::path manifest_path = checkpoint / kManifestFile;
   if (!fs::exists(manifest_path))
     throw RuntimeError(fmt::format("{}: no manifest: not a complete checkpoint", checkpoint.string()));
-  nlohmann::json manifest = read_json(manifest_path);
-  const int format = manifest.value("format", -1);
-  if (format < 1) throw RuntimeError(fmt::format("{}: no format version: not an nmt checkpoint", manifest_path.string()));
-  if (format > kCheckpointFormat)
+  const std::string text = read_small_file(manifest_path.string(), kMaxJsonBytes);
+  const Manifest manifest = parse_manifest(text, manifest_path.string());
+  if (manifest.format > kCheckpointFormat)
     throw RuntimeError(fmt::format("{}: checkpoint format {} is newer than this nmt supports ({}); upgrade nmt",
-                                   manifest_path.string(), format, kCheckpointFormat));
-  if (!model_type.empty() && manifest.value("model_type", "") != model_type)
+                                   manifest_path.string(), manifest.format, kCheckpointFormat));
+  if (!model_type.empty() && manifest.model_type != model_type)
     throw RuntimeError(fmt::format("{}: checkpoint of a '{}' model, but this run trains a '{}' model",
-                                   manifest_path.string(), manifest.value("model_type", "?"), model_type));
+                                   manifest_path.string(), manifest.model_type, model_type));
   for (const auto& f : kFiles) {
     const fs::path file = checkpoint / f;
     if (!fs::exists(file)) throw RuntimeError(fmt::format("{}: missing from the checkpoint", file.string()));
-    const std::string expected = manifest["files"].value(f, "");
-    if (file_checksum(file) != expected)
+    if (!fs::is_regular_file(file)) throw RuntimeError(fmt::format("{}: not a regular file", file.string()));
+    const auto expected = manifest.files.find(f);
+    if (expected == manifest.files.end() || file_checksum(file) != expected->second)
       throw RuntimeError(fmt::format("{}: checksum mismatch: the file is truncated or corrupted", file.string()));
   }
-  return manifest;
+  return nlohmann::json::parse(text);
 }
 
 TrainState CheckpointManager::load(const fs::path& checkpoint, torch::nn::Module& model,
@@ -155,6 +165,8 @@ TrainState CheckpointManager::load(const fs::path& checkpoint, torch::nn::Module
   try {
     state = TrainState::from_json(read_json(state_path));
   } catch (const nlohmann::json::exception& e) {
+    throw RuntimeError(fmt::format("{}: corrupt training state: {}", state_path.string(), e.what()));
+  } catch (const RuntimeError& e) {
     throw RuntimeError(fmt::format("{}: corrupt training state: {}", state_path.string(), e.what()));
   }
   try {

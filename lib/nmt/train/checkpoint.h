@@ -44,7 +44,7 @@ struct TrainState {
   nlohmann::json history = nlohmann::json::array();
 
   nlohmann::json to_json() const;
-  static TrainState from_json(const nlohmann::json& j);  // throws nlohmann::json::exception
+  static TrainState from_json(const nlohmann::json& j);  // RuntimeError naming the key, or nlohmann::json::exception
 };
 
 // 64-bit FNV-1a of a file's bytes, as 16 hex digits (RuntimeError naming the file if unreadable).

@@ -6,10 +6,14 @@
 #include <chrono>
 #include <csignal>
 #include <cmath>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <limits>
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <type_traits>
 #include <sstream>
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -31,48 +35,13 @@
 #include "nmt/train/step.h"
 #include "nmt/util/error.h"
 #include "nmt/util/io.h"
+#include "nmt/util/json_read.h"
+#include "nmt/util/lock.h"
 #include "nmt/viz/progress.h"
 
 namespace nmt::train {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-// ------------------------------------------------------------------------------ options
-nlohmann::json TrainOptions::to_json() const {
-  return {{"train_prefix", train_prefix}, {"valid_prefix", valid_prefix}, {"train_tsv", train_tsv},
-          {"valid_tsv", valid_tsv}, {"src_lang", src_lang}, {"tgt_lang", tgt_lang},
-          {"valid_size", valid_size}, {"strict", strict}, {"max_chars", max_chars},
-          {"vocab_size", vocab_size}, {"subword_type", subword_type}, {"lr", lr}, {"warmup", warmup},
-          {"adam_beta1", adam_beta1}, {"adam_beta2", adam_beta2}, {"adam_eps", adam_eps},
-          {"weight_decay", weight_decay}, {"label_smoothing", label_smoothing}, {"clip_norm", clip_norm},
-          {"max_tokens", max_tokens}, {"accum_steps", accum_steps}, {"lr_schedule", lr_schedule}, {"max_epochs", max_epochs},
-          {"max_steps", max_steps}, {"max_time_s", max_time_s}, {"patience", patience},
-          {"valid_every", valid_every}, {"log_every", log_every}, {"valid_bleu", valid_bleu},
-          {"best_metric", best_metric}, {"valid_max_len_b", valid_max_len_b}, {"valid_beam", valid_beam}, {"seed", seed},
-          {"threads", threads}, {"save_every", save_every}, {"keep_last", keep_last},
-          {"max_bad_steps", max_bad_steps}, {"device", device}, {"bf16", bf16}};
-}
-
-TrainOptions TrainOptions::from_json(const nlohmann::json& j) {
-  TrainOptions o;
-  auto get = [&](const char* key, auto& field) {
-    if (j.contains(key)) j.at(key).get_to(field);
-  };
-  get("train_prefix", o.train_prefix); get("valid_prefix", o.valid_prefix); get("train_tsv", o.train_tsv);
-  get("valid_tsv", o.valid_tsv); get("src_lang", o.src_lang); get("tgt_lang", o.tgt_lang);
-  get("valid_size", o.valid_size); get("strict", o.strict); get("max_chars", o.max_chars);
-  get("vocab_size", o.vocab_size); get("subword_type", o.subword_type); get("lr", o.lr); get("warmup", o.warmup);
-  get("adam_beta1", o.adam_beta1); get("adam_beta2", o.adam_beta2); get("adam_eps", o.adam_eps);
-  get("weight_decay", o.weight_decay); get("label_smoothing", o.label_smoothing); get("clip_norm", o.clip_norm);
-  get("max_tokens", o.max_tokens); get("lr_schedule", o.lr_schedule); get("max_epochs", o.max_epochs);
-  get("max_steps", o.max_steps); get("max_time_s", o.max_time_s); get("patience", o.patience);
-  get("valid_every", o.valid_every); get("log_every", o.log_every); get("valid_bleu", o.valid_bleu);
-  get("best_metric", o.best_metric); get("valid_max_len_b", o.valid_max_len_b); get("valid_beam", o.valid_beam); get("seed", o.seed);
-  get("threads", o.threads); get("save_every", o.save_every); get("keep_last", o.keep_last);
-  get("max_bad_steps", o.max_bad_steps); get("accum_steps", o.accum_steps); get("device", o.device);
-  get("bf16", o.bf16);
-  return o;
-}
 
 void set_threads(int threads) {
   if (threads <= 0) return;
@@ -254,30 +223,162 @@ nlohmann::json run_identity(const nlohmann::json& train) {
   return j;
 }
 
+// OUT/metrics.jsonl, appended to line by line; every write checked (a full disk stops the run
+// with an error naming the file instead of losing its records silently).
 class MetricsLog {
  public:
-  explicit MetricsLog(const fs::path& path) : out_(path, std::ios::app) {}
+  explicit MetricsLog(const fs::path& path) : path_(path.string()) {
+    file_ = std::fopen(path_.c_str(), "ab");
+    if (!file_) throw RuntimeError(fmt::format("{}: cannot open for appending: {}", path_, std::strerror(errno)));
+  }
+  ~MetricsLog() {
+    if (file_) std::fclose(file_);
+  }
+  MetricsLog(const MetricsLog&) = delete;
+  MetricsLog& operator=(const MetricsLog&) = delete;
   void write(const nlohmann::json& j) {
-    out_ << j.dump() << '\n';
-    out_.flush();
+    const std::string line = j.dump() + "\n";
+    errno = 0;
+    if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0)
+      throw RuntimeError(fmt::format("{}: cannot write: {}", path_, std::strerror(errno ? errno : EIO)));
   }
 
  private:
-  std::ofstream out_;
+  std::string path_;
+  std::FILE* file_ = nullptr;
 };
 
-// Whether OUT/config.json was written by a run with the same defining options.
-bool same_run_config(const fs::path& out, const TrainOptions& o) {
-  const fs::path path = out / models::kConfigFile;
-  nlohmann::json saved;
+// The saved run's identity against this one's: "" when they are the same run, otherwise what
+// differs ("heads: 2 in config.json, 4 now"). The model section counts as a whole (minus the
+// vocabulary sizes, which come from the subword model), so --heads 4 is another run.
+struct IdentityDifference {
+  std::string model;  // a model option differs (never resumable)
+  std::string train;  // a training option differs (resumable with --resume)
+};
+
+std::string first_difference(const nlohmann::json& saved, const nlohmann::json& now) {
+  for (const auto& [key, value] : now.items())
+    if (!saved.contains(key) || saved[key] != value)
+      return fmt::format("{}: {} in config.json, {} now", key, saved.contains(key) ? saved[key].dump() : "unset", value.dump());
+  for (const auto& [key, value] : saved.items())
+    if (!now.contains(key)) return fmt::format("{}: {} in config.json, unset now", key, value.dump());
+  return "";
+}
+
+IdentityDifference run_difference(const fs::path& out, const TrainOptions& o) {
+  const std::string path = (out / models::kConfigFile).string();
+  const nlohmann::json saved = json_read::parse(read_small_file(path, kMaxJsonBytes), path);
+  nlohmann::json saved_model, saved_train;
   try {
-    saved = nlohmann::json::parse(read_file(path.string()));
-    // Through TrainOptions, so options added since (at their defaults) still match.
-    if (saved.contains("train")) saved["train"] = TrainOptions::from_json(saved["train"]).to_json();
-  } catch (const nlohmann::json::exception&) {
-    throw RuntimeError(fmt::format("{}: corrupt (not valid JSON)", path.string()));
+    // Through the option structs, so options added since (at their defaults) still match.
+    saved_model = models::ModelConfig::from_json(json_read::object(saved, "model")).to_json();
+    saved_train = TrainOptions::from_json(json_read::object(saved, "train")).to_json();
+  } catch (const nlohmann::json::exception& e) {
+    throw RuntimeError(fmt::format("{}: corrupt: {}", path, e.what()));
+  } catch (const RuntimeError& e) {
+    throw RuntimeError(fmt::format("{}: corrupt: {}", path, e.what()));
   }
-  return saved.contains("train") && run_identity(saved["train"]) == run_identity(o.to_json());
+  nlohmann::json now_model = o.model.to_json();
+  for (const char* derived : {"src_vocab", "tgt_vocab", "shared_vocab"}) {
+    saved_model.erase(derived);
+    now_model.erase(derived);
+  }
+  return {first_difference(saved_model, now_model), first_difference(run_identity(saved_train), run_identity(o.to_json()))};
+}
+
+// Decides, with OUT locked, whether this run starts afresh (clearing what an earlier attempt
+// of the same run left) or resumes, and refuses everything else: a directory nmt did not make,
+// another run, a finished model without checkpoints. Returns true to resume.
+bool claim_out_dir(const fs::path& out, const TrainOptions& o, const CheckpointManager& checkpoints) {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(out)) {
+    const std::string name = entry.path().filename().string();
+    if (name != DirectoryLock::kFileName) names.push_back(name);
+  }
+  if (names.empty()) return false;
+  auto is_temporary = [](const std::string& name) { return name.size() > 4 && name.compare(name.size() - 4, 4, ".tmp") == 0; };
+  auto only = [&](std::initializer_list<const char*> allowed) {
+    return std::all_of(names.begin(), names.end(), [&](const std::string& n) {
+      return is_temporary(n) || std::any_of(allowed.begin(), allowed.end(), [&](const char* a) { return n == a; });
+    });
+  };
+  // config.json is a run's signature: nmt writes it before metrics.jsonl, checkpoints/ or
+  // model.pt. Without it, only a run killed during set-up (spm.model) is ours to redo.
+  if (!fs::exists(out / models::kConfigFile)) {
+    if (only({models::kSubwordFile})) return false;
+    throw UsageError(fmt::format("{}: --out is not empty and holds no nmt run (no {}); choose a new --out", o.out_dir,
+                                 models::kConfigFile));
+  }
+  const IdentityDifference diff = run_difference(out, o);
+  if (!checkpoints.list().empty()) {
+    if (!diff.model.empty())
+      throw UsageError(fmt::format("{}: holds a run of another model ({}); a model option cannot change on the same --out, "
+                                   "choose a new --out",
+                                   o.out_dir, diff.model));
+    if (o.resume || diff.train.empty()) return true;
+    throw UsageError(fmt::format("{}: holds a run with other options ({}); use --resume to continue it with the new "
+                                 "options or choose a new --out",
+                                 o.out_dir, diff.train));
+  }
+  if (o.resume)
+    throw UsageError(fmt::format("{}: --resume given but there is no complete checkpoint to resume from", o.out_dir));
+  if (fs::exists(out / models::kWeightsFile))
+    throw UsageError(fmt::format("{}: holds a trained model ({}) but no checkpoint to continue from; choose a new --out "
+                                 "(or delete {} to train again)",
+                                 o.out_dir, models::kWeightsFile, (out / models::kWeightsFile).string()));
+  if (!diff.model.empty() || !diff.train.empty())
+    throw UsageError(fmt::format("{}: holds another run ({}); choose a new --out", o.out_dir,
+                                 diff.model.empty() ? diff.train : diff.model));
+  if (!only({models::kConfigFile, models::kSubwordFile, "metrics.jsonl", "checkpoints"}))
+    throw UsageError(fmt::format("{}: holds files nmt did not write; choose a new --out", o.out_dir));
+  // The same run, killed before its first checkpoint: it simply starts again.
+  for (const char* f : {"metrics.jsonl", "checkpoints"}) fs::remove_all(out / f);
+  return false;
+}
+
+// Every option checked before any work (SentencePiece training can take minutes): one line
+// naming the flag, exit 2. NaN passes every `<`/`>` comparison, so ranges are written as
+// !(lo <= x && x <= hi).
+void validate_options(const TrainOptions& o) {
+  auto flag = [](const std::string& key) {
+    std::string f = "--" + key;
+    std::replace(f.begin(), f.end(), '_', '-');
+    return f == "--type" ? std::string("--model") : f;
+  };
+  auto real = [&](const char* key, double v, double lo, double hi, bool lo_open = false) {
+    if (!std::isfinite(v) || v < lo || v > hi || (lo_open && v == lo))
+      throw UsageError(fmt::format("{} is {}, must be a number {} {} and <= {}", flag(key), v, lo_open ? ">" : ">=", lo, hi));
+  };
+  auto whole = [&](const char* key, int64_t v, int64_t lo, int64_t hi) {
+    if (v < lo || v > hi) throw UsageError(fmt::format("{} is {}, must be between {} and {}", flag(key), v, lo, hi));
+  };
+  constexpr double kHuge = std::numeric_limits<double>::max();
+  constexpr int64_t kMany = int64_t{1} << 40;
+  real("lr", o.lr, 0, kHuge, true);
+  real("weight_decay", o.weight_decay, 0, kHuge);
+  real("label_smoothing", o.label_smoothing, 0, 0.999);
+  real("clip_norm", o.clip_norm, 0, kHuge);
+  real("max_time", o.max_time_s, 0, kHuge);
+  whole("warmup", o.warmup, 0, kMany);
+  whole("max_tokens", o.max_tokens, 1, 100'000'000);
+  whole("accum_steps", o.accum_steps, 1, 1 << 16);
+  whole("max_epochs", o.max_epochs, 0, kMany);
+  whole("max_steps", o.max_steps, 0, kMany);
+  whole("patience", o.patience, 0, kMany);
+  whole("valid_every", o.valid_every, 0, kMany);
+  whole("log_every", o.log_every, 0, kMany);
+  whole("valid_beam", o.valid_beam, 1, 1000);
+  whole("save_every", o.save_every, 0, kMany);
+  whole("keep_last", o.keep_last, 0, 1'000'000);
+  whole("max_bad_steps", o.max_bad_steps, 1, kMany);
+  whole("vocab_size", o.vocab_size, 5, models::kMaxVocab);
+  whole("max_chars", static_cast<int64_t>(std::min<size_t>(o.max_chars, kMany + 1)), 1, kMany);
+  whole("threads", o.threads, 0, 4096);
+  try {
+    o.model.validate(flag, /*check_vocab=*/false);
+  } catch (const RuntimeError& e) {
+    throw UsageError(e.what());
+  }
 }
 
 // Stopping must be decided identically on every process, or one would wait forever in a
@@ -313,8 +414,7 @@ void load_optimizer_bytes(torch::optim::Optimizer& optimizer, const std::string&
 TrainSummary run_training(const TrainOptions& o_in) {
   TrainOptions o = o_in;
   if (o.out_dir.empty()) throw UsageError("--out DIR is required");
-  if (o.max_tokens <= 0) throw UsageError("--max-tokens must be positive");
-  if (o.accum_steps <= 0) throw UsageError("--accum-steps must be positive");
+  validate_options(o);
   if (o.best_metric != "bleu" && o.best_metric != "loss") throw UsageError("--best-metric must be bleu or loss");
   if (o.lr_schedule != "inverse-sqrt" && o.lr_schedule != "constant")
     throw UsageError("--lr-schedule must be inverse-sqrt or constant");
@@ -338,38 +438,14 @@ TrainSummary run_training(const TrainOptions& o_in) {
   // looks at --out (and only rank 0 ever writes there): the other ranks may be on machines
   // that cannot see it.
   bool resuming = false;
+  std::optional<DirectoryLock> owner;  // held until training ends: one run per directory at a time
   if (is_main) {
     if (fs::exists(out) && !fs::is_directory(out)) throw UsageError(fmt::format("{}: --out exists and is not a directory", o.out_dir));
-    if (fs::exists(out) && !fs::is_empty(out)) {
-      const bool has_checkpoint = !checkpoints.list().empty();
-      const bool same_run = has_checkpoint && fs::exists(out / models::kConfigFile) && same_run_config(out, o);
-      // A run killed before its first checkpoint leaves only files of its own: the same command
-      // then simply starts again.
-      bool only_own_files = true;
-      for (const auto& entry : fs::directory_iterator(out)) {
-        const std::string name = entry.path().filename().string();
-        static const std::vector<std::string> own = {models::kConfigFile, models::kSubwordFile, models::kWeightsFile,
-                                                     "metrics.jsonl", "checkpoints"};
-        const bool is_own = std::find(own.begin(), own.end(), name) != own.end() ||
-                            (name.size() > 4 && name.compare(name.size() - 4, 4, ".tmp") == 0);
-        if (!is_own) only_own_files = false;
-      }
-      const bool has_config = fs::exists(out / models::kConfigFile);
-      if (!has_checkpoint && only_own_files && (!has_config || same_run_config(out, o))) {
-        for (const char* f : {"metrics.jsonl", "checkpoints"}) fs::remove_all(out / f);
-      } else if (has_checkpoint && (o.resume || same_run)) {
-        resuming = true;
-      } else if (o.resume) {
-        throw UsageError(fmt::format("{}: --resume given but there is no complete checkpoint to resume from", o.out_dir));
-      } else {
-        throw UsageError(fmt::format("{}: output directory is not empty and holds another run (or different options); "
-                                     "use --resume to continue it or choose a new --out",
-                                     o.out_dir));
-      }
-    }
     std::error_code ec;
     fs::create_directories(out, ec);
     if (ec) throw RuntimeError(fmt::format("{}: cannot create: {}", o.out_dir, ec.message()));
+    owner.emplace(out.string());
+    resuming = claim_out_dir(out, o, checkpoints);
   }
   set_threads(o.threads);
   torch::manual_seed(o.seed);
@@ -489,6 +565,11 @@ TrainSummary run_training(const TrainOptions& o_in) {
   auto run_validation = [&] {
     if (!is_main) return;
     ValidResult v = validate(*model, sp, valid, o, device);
+    // Diverged weights give a NaN loss (and BLEU 0): never a "new best", never saved.
+    if (!std::isfinite(v.loss) || !std::isfinite(v.bleu))
+      throw RuntimeError(fmt::format("validation at step {}: the loss is {}; training diverged (try a lower --lr or "
+                                     "--clip-norm); the best weights so far and the last good checkpoint are kept in {}",
+                                     state.step, v.loss, o.out_dir));
     const double metric = o.best_metric == "bleu" ? v.bleu : -v.loss;
     const bool improved = !state.has_best || metric > state.best;
     if (improved) {

@@ -1,5 +1,9 @@
 #include "nmt/util/io.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -30,6 +34,23 @@ std::string read_file(const std::string& path) {
   return buffer.str();
 }
 
+std::string read_small_file(const std::string& path, size_t max_bytes) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) throw RuntimeError(fmt::format("{}: no such file", path));
+    throw RuntimeError(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  }
+  // Checked before opening: opening a FIFO for reading blocks until a writer comes.
+  if (S_ISDIR(st.st_mode)) throw RuntimeError(fmt::format("{}: is a directory, expected a file", path));
+  if (!S_ISREG(st.st_mode)) throw RuntimeError(fmt::format("{}: not a regular file", path));
+  if (static_cast<uint64_t>(st.st_size) > max_bytes)
+    throw RuntimeError(fmt::format("{}: {} bytes, more than the {} expected for this file", path,
+                                   static_cast<uint64_t>(st.st_size), max_bytes));
+  std::string text = read_file(path);
+  if (text.size() > max_bytes) throw RuntimeError(fmt::format("{}: grew beyond {} bytes while being read", path, max_bytes));
+  return text;
+}
+
 std::vector<std::string> split_lines(const std::string& text, bool strip_bom) {
   std::vector<std::string> lines;
   size_t start = 0;
@@ -50,24 +71,167 @@ std::vector<std::string> read_lines(const std::string& path, bool strip_bom) {
   return split_lines(read_file(path), strip_bom);
 }
 
-void write_file_atomic(const std::string& path, const std::string& content) {
-  fs::path target(path);
-  fs::path tmp = target;
-  tmp += ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw RuntimeError(fmt::format("{}: cannot write: {}", tmp.string(), std::strerror(errno)));
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      throw RuntimeError(fmt::format("{}: write failed (disk full?)", tmp.string()));
-    }
+std::string resolve_output_path(const std::string& path) {
+  fs::path p(path);
+  // A bounded walk (as the kernel's 40 links), so a symlink loop fails instead of spinning.
+  for (int hops = 0; hops < 40; ++hops) {
+    std::error_code ec;
+    if (!fs::is_symlink(fs::symlink_status(p, ec))) return p.string();
+    fs::path next = fs::read_symlink(p, ec);
+    if (ec) throw RuntimeError(fmt::format("{}: cannot read the symbolic link: {}", path, ec.message()));
+    p = next.is_absolute() ? next : p.parent_path() / next;
   }
-  std::error_code ec;
-  fs::rename(tmp, target, ec);
-  if (ec) throw RuntimeError(fmt::format("{}: cannot rename into place: {}", path, ec.message()));
+  throw RuntimeError(fmt::format("{}: too many levels of symbolic links", path));
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat sa {}, sb {};
+  if (::stat(a.c_str(), &sa) != 0 || ::stat(b.c_str(), &sb) != 0) return false;
+  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+namespace {
+// write(2) until everything is out (it may write less than asked, e.g. to a pipe).
+int write_all(int fd, const char* data, size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return 0;
+}
+
+mode_t new_file_mode() {
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  return 0666 & ~mask;
+}
+}  // namespace
+
+OutputFile::OutputFile(const std::string& path) : path_(path) {
+  if (path == "-") {
+    stdout_ = true;
+    path_ = "stdout";
+    return;
+  }
+  if (path.empty()) throw UsageError("an output file name is empty");
+  target_ = resolve_output_path(path);
+  struct stat st {};
+  const bool exists = ::stat(target_.c_str(), &st) == 0;
+  if (exists && S_ISDIR(st.st_mode)) throw RuntimeError(fmt::format("{}: is a directory, expected a file", path));
+  if (exists && !S_ISREG(st.st_mode)) {
+    fd_ = ::open(target_.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd_ < 0) throw RuntimeError(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
+    return;
+  }
+  std::string tmpl = target_ + ".XXXXXX.tmp";
+  fd_ = ::mkostemps(tmpl.data(), 4, O_CLOEXEC);
+  if (fd_ < 0) throw RuntimeError(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
+  temp_ = tmpl;
+  // mkstemp makes the file 0600; the result should look like any file the user writes (or
+  // keep the mode of the file it replaces).
+  if (::fchmod(fd_, exists ? (st.st_mode & 07777) : new_file_mode()) != 0) {
+    const int err = errno;
+    drop_temporary();
+    throw RuntimeError(fmt::format("{}: cannot write: {}", path, std::strerror(err)));
+  }
+}
+
+OutputFile::OutputFile(OutputFile&& other) noexcept
+    : path_(std::move(other.path_)), target_(std::move(other.target_)), temp_(std::move(other.temp_)),
+      buffer_(std::move(other.buffer_)), fd_(other.fd_), stdout_(other.stdout_), committed_(other.committed_) {
+  other.fd_ = -1;
+  other.temp_.clear();
+  other.committed_ = true;
+}
+
+OutputFile::~OutputFile() {
+  if (!committed_) drop_temporary();
+}
+
+void OutputFile::drop_temporary() noexcept {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  if (!temp_.empty()) ::unlink(temp_.c_str());
+  temp_.clear();
+}
+
+void OutputFile::fail(const std::string& what, int err) {
+  drop_temporary();
+  committed_ = true;  // nothing left to clean up
+  throw RuntimeError(fmt::format("{}: {}: {}", path_, what, std::strerror(err)));
+}
+
+void OutputFile::write(std::string_view bytes) {
+  buffer_.append(bytes);
+  if (buffer_.size() >= (size_t{1} << 16)) flush();
+}
+
+void OutputFile::flush() {
+  if (committed_) throw std::logic_error("OutputFile used after commit");
+  if (stdout_) {
+    if (!buffer_.empty() && std::fwrite(buffer_.data(), 1, buffer_.size(), stdout) != buffer_.size()) {
+      buffer_.clear();
+      fail("cannot write", errno ? errno : EIO);
+    }
+    buffer_.clear();
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) fail("cannot write", errno ? errno : EIO);
+    return;
+  }
+  const int err = write_all(fd_, buffer_.data(), buffer_.size());
+  buffer_.clear();
+  if (err) fail("cannot write", err);
+}
+
+void OutputFile::commit() {
+  flush();
+  committed_ = true;
+  if (stdout_) return;
+  // fsync before rename: otherwise a crash soon after can leave an empty file under the name.
+  if (!temp_.empty() && ::fsync(fd_) != 0) {
+    committed_ = false;
+    fail("cannot write", errno);
+  }
+  const int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0 && errno != EINTR) {
+    committed_ = false;
+    fail("cannot write", errno);
+  }
+  if (temp_.empty()) return;
+  if (::rename(temp_.c_str(), target_.c_str()) != 0) {
+    committed_ = false;
+    fail("cannot rename into place", errno);
+  }
+  temp_.clear();
+  // The rename itself reaches the disk with the directory (best effort: not every file
+  // system can fsync a directory).
+  const std::string dir = fs::path(target_).parent_path().empty() ? "." : fs::path(target_).parent_path().string();
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+}
+
+void write_file_atomic(const std::string& path, std::string_view content) {
+  OutputFile out(path);
+  out.write(content);
+  out.commit();
+}
+
+void check_stdout() {
+  errno = 0;
+  const bool failed = std::fflush(stdout) != 0 || std::ferror(stdout);
+  if (failed) {
+    const int err = errno ? errno : EIO;
+    std::clearerr(stdout);
+    throw RuntimeError(fmt::format("stdout: cannot write: {}", std::strerror(err)));
+  }
 }
 
 }  // namespace nmt

@@ -10,6 +10,7 @@
 
 #include "nmt/util/error.h"
 #include "nmt/util/io.h"
+#include "nmt/util/json_read.h"
 #include "nmt/viz/svg.h"
 
 namespace nmt::viz {
@@ -163,9 +164,9 @@ std::string render_panels_svg(const std::vector<Panel>& panels, int panel_width,
   return svg;
 }
 
-std::vector<std::pair<size_t, nlohmann::json>> read_json_lines(const std::string& path) {
+std::vector<std::pair<size_t, nlohmann::json>> parse_json_lines(const std::string& text, const std::string& path) {
   std::vector<std::pair<size_t, nlohmann::json>> out;
-  const auto lines = read_lines(path);
+  const auto lines = split_lines(text);
   for (size_t i = 0; i < lines.size(); ++i) {
     if (lines[i].find_first_not_of(" \t\r") == std::string::npos) continue;
     nlohmann::json j = nlohmann::json::parse(lines[i], nullptr, /*allow_exceptions=*/false);
@@ -173,6 +174,26 @@ std::vector<std::pair<size_t, nlohmann::json>> read_json_lines(const std::string
     out.emplace_back(i + 1, std::move(j));
   }
   return out;
+}
+
+std::vector<std::pair<size_t, nlohmann::json>> read_json_lines(const std::string& path) {
+  return parse_json_lines(read_file(path), path);
+}
+
+void parse_run_metrics(const std::string& text, const std::string& path, RunMetrics& run) {
+  for (auto& [line_no, j] : parse_json_lines(text, path)) {
+    try {
+      for (const char* key : {"step", "epoch"})
+        if (j.contains(key)) (void)json_read::integer(j, key, 0, std::numeric_limits<int64_t>::max());
+      for (const char* key : {"wall_time", "train_loss", "train_nll", "lr", "tokens_per_s", "val_loss", "val_ppl", "val_bleu"})
+        if (j.contains(key)) (void)json_read::number(j, key);
+      const std::string event = j.contains("event") ? json_read::string(j, "event") : "";
+      if (event == "train") run.train.push_back(std::move(j));
+      else if (event == "valid") run.valid.push_back(std::move(j));
+    } catch (const RuntimeError& e) {
+      throw RuntimeError(fmt::format("{}:{}: {}", path, line_no, e.what()));
+    }
+  }
 }
 
 RunMetrics read_run_metrics(const std::string& dir) {
@@ -183,11 +204,9 @@ RunMetrics read_run_metrics(const std::string& dir) {
   run.name = (p.has_filename() ? p.filename() : p.parent_path().filename()).string();
   const std::string file = (p / "metrics.jsonl").string();
   if (!fs::is_directory(p)) throw RuntimeError(fmt::format("{}: not a model directory", dir));
-  for (auto& [line_no, j] : read_json_lines(file)) {
-    const std::string event = j.value("event", "");
-    if (event == "train") run.train.push_back(std::move(j));
-    else if (event == "valid") run.valid.push_back(std::move(j));
-  }
+  // Must be a regular file: a FIFO would block the reader forever.
+  if (fs::exists(file) && !fs::is_regular_file(file)) throw RuntimeError(fmt::format("{}: not a regular file", file));
+  parse_run_metrics(read_file(file), file, run);
   return run;
 }
 

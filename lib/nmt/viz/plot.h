@@ -34,6 +34,8 @@ std::string render_panels_svg(const std::vector<Panel>& panels, int panel_width 
 // Non-blank lines of a JSON-lines file as (line number, object); a line that is not a JSON
 // object is a RuntimeError "FILE:LINE: not a JSON object".
 std::vector<std::pair<size_t, nlohmann::json>> read_json_lines(const std::string& path);
+// The same from text already read.
+std::vector<std::pair<size_t, nlohmann::json>> parse_json_lines(const std::string& text, const std::string& path);
 
 // The metrics a run appended to DIR/metrics.jsonl (one JSON object per line; "event" is
 // "train" or "valid"). A line that is not a JSON object is an error naming file and line.
@@ -43,6 +45,11 @@ struct RunMetrics {
   std::vector<nlohmann::json> train, valid;
 };
 RunMetrics read_run_metrics(const std::string& dir);
+// The records of a metrics.jsonl text (`path` for messages), types checked: "event" a string,
+// "step"/"epoch" non-negative integers, the measurements numbers. Anything else →
+// RuntimeError "PATH:LINE: ..." (one line), so the plot and the report never meet a raw JSON
+// exception or a float cast into an integer it does not fit.
+void parse_run_metrics(const std::string& text, const std::string& path, RunMetrics& run);
 
 enum class XAxis { kStep, kTime };
 

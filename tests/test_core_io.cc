@@ -1,0 +1,160 @@
+// The output writer and the small-file reader: what must hold whatever is at the path.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "nmt/util/error.h"
+#include "nmt/util/io.h"
+#include "nmt/util/lock.h"
+#include "test_support.h"
+
+namespace fs = std::filesystem;
+using nmt::OutputFile;
+using nmt::RuntimeError;
+using nmt::test::expect_error;
+using nmt::test::slurp;
+using nmt::test::TempDir;
+using nmt::test::write_bytes;
+
+namespace {
+
+size_t entries(const std::string& dir) {
+  return static_cast<size_t>(std::distance(fs::directory_iterator(dir), fs::directory_iterator()));
+}
+
+TEST(OutputFile, ReplacesARegularFileOnlyOnCommit) {
+  TempDir dir;
+  const std::string f = dir.file("out.txt");
+  write_bytes(f, "old");
+  {
+    OutputFile out(f);
+    out.write("new content");
+    out.flush();
+    EXPECT_EQ(slurp(f), "old") << "not visible before commit";
+  }  // destroyed without commit: an error path
+  EXPECT_EQ(slurp(f), "old");
+  EXPECT_EQ(entries(dir.path()), 1u) << "no temporary file left";
+  nmt::write_file_atomic(f, "new");
+  EXPECT_EQ(slurp(f), "new");
+  EXPECT_EQ(entries(dir.path()), 1u);
+}
+
+TEST(OutputFile, KeepsTheModeOfTheFileItReplaces) {
+  TempDir dir;
+  const std::string f = dir.file("script.sh");
+  write_bytes(f, "old");
+  ::chmod(f.c_str(), 0751);
+  nmt::write_file_atomic(f, "new");
+  struct stat st {};
+  ASSERT_EQ(::stat(f.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0751u);
+}
+
+TEST(OutputFile, WritesThroughASymlinkToItsTarget) {
+  TempDir dir;
+  fs::create_directories(dir.file("real"));
+  write_bytes(dir.file("real/target.txt"), "old");
+  fs::create_symlink("real/target.txt", dir.file("link.txt"));  // relative, as users make them
+  nmt::write_file_atomic(dir.file("link.txt"), "new");
+  EXPECT_TRUE(fs::is_symlink(dir.file("link.txt")));
+  EXPECT_EQ(slurp(dir.file("real/target.txt")), "new");
+  // A dangling link: its target is created.
+  fs::create_symlink("real/later.txt", dir.file("dangling.txt"));
+  nmt::write_file_atomic(dir.file("dangling.txt"), "made");
+  EXPECT_TRUE(fs::is_symlink(dir.file("dangling.txt")));
+  EXPECT_EQ(slurp(dir.file("real/later.txt")), "made");
+  // A loop is an error, not a hang.
+  fs::create_symlink("loop-b", dir.file("loop-a"));
+  fs::create_symlink("loop-a", dir.file("loop-b"));
+  expect_error<RuntimeError>([&] { nmt::write_file_atomic(dir.file("loop-a"), "x"); }, {"symbolic links"});
+}
+
+TEST(OutputFile, WritesThroughDevicesAndFifos) {
+  nmt::write_file_atomic("/dev/null", "discarded");
+  struct stat st {};
+  ASSERT_EQ(::stat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+  if (::stat("/dev/full", &st) == 0)
+    expect_error<RuntimeError>([] { nmt::write_file_atomic("/dev/full", "x"); }, {"/dev/full", "No space left on device"});
+
+  TempDir dir;
+  const std::string fifo = dir.file("pipe");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::string received;
+  std::thread reader([&] { received = slurp(fifo); });
+  nmt::write_file_atomic(fifo, "through the pipe");
+  reader.join();
+  EXPECT_EQ(received, "through the pipe");
+  ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+}
+
+TEST(OutputFile, AFileSizeLimitIsAWriteErrorAndLeavesNothing) {
+  TempDir dir;
+  const std::string f = dir.file("big.bin");
+  write_bytes(f, "old");
+  // In a child: the limit and the ignored SIGXFSZ must not reach the rest of the suite.
+  const pid_t pid = fork();
+  if (pid == 0) {
+    ::signal(SIGXFSZ, SIG_IGN);
+    struct rlimit limit {4096, 4096};
+    ::setrlimit(RLIMIT_FSIZE, &limit);
+    try {
+      nmt::write_file_atomic(f, std::string(100000, 'x'));
+      _exit(2);
+    } catch (const RuntimeError& e) {
+      _exit(std::string(e.what()).find("File too large") != std::string::npos ? 0 : 3);
+    }
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  EXPECT_EQ(slurp(f), "old");
+  EXPECT_EQ(entries(dir.path()), 1u);
+}
+
+TEST(ReadSmallFile, RefusesFifosDirectoriesAndLargeFiles) {
+  TempDir dir;
+  ASSERT_EQ(::mkfifo(dir.file("fifo").c_str(), 0600), 0);
+  expect_error<RuntimeError>([&] { nmt::read_small_file(dir.file("fifo"), 100); }, {dir.file("fifo"), "not a regular file"});
+  expect_error<RuntimeError>([&] { nmt::read_small_file(dir.path(), 100); }, {"is a directory"});
+  expect_error<RuntimeError>([&] { nmt::read_small_file("/dev/zero", 100); }, {"not a regular file"});
+  write_bytes(dir.file("big"), std::string(101, 'x'));
+  expect_error<RuntimeError>([&] { nmt::read_small_file(dir.file("big"), 100); }, {"101 bytes", "more than the 100"});
+  write_bytes(dir.file("ok"), std::string(100, 'x'));
+  EXPECT_EQ(nmt::read_small_file(dir.file("ok"), 100).size(), 100u);
+  expect_error<RuntimeError>([&] { nmt::read_small_file(dir.file("missing"), 100); }, {"no such file"});
+}
+
+TEST(DirectoryLock, ASecondOwnerIsRefusedAndTheLockEndsWithItsOwner) {
+  TempDir dir;
+  {
+    nmt::DirectoryLock first(dir.path());
+    // flock locks belong to the open file description: a second open in this process
+    // conflicts just as another process would.
+    expect_error<RuntimeError>([&] { nmt::DirectoryLock second(dir.path()); },
+                               {dir.path(), "in use", "pid " + std::to_string(::getpid())});
+  }
+  EXPECT_NO_THROW(nmt::DirectoryLock again(dir.path()));
+}
+
+TEST(SameFile, ComparesDeviceAndInode) {
+  TempDir dir;
+  write_bytes(dir.file("a"), "x");
+  fs::create_hard_link(dir.file("a"), dir.file("b"));
+  write_bytes(dir.file("c"), "x");
+  EXPECT_TRUE(nmt::same_file(dir.file("a"), dir.file("b")));
+  EXPECT_TRUE(nmt::same_file(dir.file("a"), dir.path() + "/./a"));
+  EXPECT_FALSE(nmt::same_file(dir.file("a"), dir.file("c")));
+  EXPECT_FALSE(nmt::same_file(dir.file("a"), dir.file("missing")));
+}
+
+}  // namespace
