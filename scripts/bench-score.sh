@@ -14,7 +14,7 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
-nmt="${1:-$root/build/nmt}"
+nmt="$(realpath "${1:-$root/build/nmt}")"
 data="${NMT_DATA:-$root/../shared/data}"
 ref="$data/multi30k/test_2016_flickr.fr"
 repeat="${NMT_BENCH_REPEAT:-3}"
