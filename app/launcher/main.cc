@@ -6,24 +6,17 @@
 // LibTorch and starts in a millisecond, as `git` hands `git-*` commands on.
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <exception>
-#include <new>
 #include <string>
-#include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "../commands.h"
-#include "nmt/util/error.h"
-#include "nmt/util/io.h"
+#include "../run_app.h"
 
 namespace {
-
-std::string first_line(const std::string& what) { return what.substr(0, what.find('\n')); }
 
 // The full nmt (every subcommand, LibTorch linked): nmt-torch in this executable's folder.
 std::string full_binary_path() {
@@ -48,31 +41,7 @@ int run_bleu(int argc, char** argv) {
   app.require_subcommand(1, 1);
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   nmt::cli::add_bleu_command(app);
-  std::vector<std::string> args = nmt::cli::expand_sacrebleu_options({argv + 1, argv + argc});
-  std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last first
-  // The same error handling as nmt-torch's main: one line each, the documented exit codes.
-  try {
-    app.parse(std::move(args));
-    nmt::check_stdout();  // a full disk behind stdout is an error, not a silent exit 0
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "nmt: usage error: %s\n", first_line(e.what()).c_str());
-    return 2;
-  } catch (const nmt::Error& e) {
-    std::fflush(stdout);
-    std::fprintf(stderr, "nmt: error: %s\n", first_line(e.what()).c_str());
-    return e.exit_code();
-  } catch (const std::bad_alloc&) {
-    std::fflush(stdout);
-    std::fprintf(stderr, "nmt: error: out of memory\n");
-    return 1;
-  } catch (const std::exception& e) {
-    std::fflush(stdout);
-    std::fprintf(stderr, "nmt: error: %s\n", first_line(e.what()).c_str());
-    return 1;
-  }
-  return 0;
+  return nmt::cli::run_app(app, argc, argv);
 }
 
 }  // namespace
