@@ -34,19 +34,6 @@ struct Cell {
 
 // ---- Tercom normaliser -------------------------------------------------------------------
 
-std::string replace_all(std::string_view s, std::string_view from, std::string_view to) {
-  std::string out;
-  size_t pos = 0;
-  while (true) {
-    size_t hit = s.find(from, pos);
-    if (hit == std::string_view::npos) break;
-    out.append(s, pos, hit - pos);
-    out.append(to);
-    pos = hit + from.size();
-  }
-  out.append(s, pos, std::string_view::npos);
-  return out;
-}
 
 // tokenizer_ter._normalize_general_and_western. Its "'s$" rule can never fire: the sentence
 // was padded with a trailing space just before.

@@ -8,9 +8,7 @@
 #include "nmt/util/error.h"
 
 namespace nmt::metrics {
-namespace {
 
-// Python's str.replace: non-overlapping, left to right.
 std::string replace_all(std::string_view s, std::string_view from, std::string_view to) {
   std::string out;
   out.reserve(s.size());
@@ -25,6 +23,8 @@ std::string replace_all(std::string_view s, std::string_view from, std::string_v
   out.append(s, pos, std::string_view::npos);
   return out;
 }
+
+namespace {
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_period_or_comma(char c) { return c == '.' || c == ','; }

@@ -18,6 +18,9 @@ TokenizerKind parse_tokenizer(std::string_view name);
 // The name used in signatures ("13a", "intl", "zh", "char", "none").
 std::string tokenizer_name(TokenizerKind kind);
 
+// Python's str.replace: every non-overlapping `from`, left to right, becomes `to`.
+std::string replace_all(std::string_view s, std::string_view from, std::string_view to);
+
 // mteval-v13a: drop "<skipped>", join "-\n" line breaks, unescape &quot; &amp; &lt; &gt;,
 // split off ASCII punctuation and symbols, split '.' and ',' unless they sit between digits
 // ("3,5" and "1.000" stay whole), split '-' after a digit, then normalise whitespace
