@@ -285,7 +285,7 @@ void add_translate(CLI::App& bench) {
     reset_peak_gpu_memory(device);
     const auto t0 = Clock::now();
     if (*beam > 1) {
-      decode::BeamOptions b{*beam, 1, "gnmt", *alpha, *shrink};
+      decode::BeamOptions b{*beam, 1, decode::LengthPenalty::kGnmt, *alpha, *shrink};
       translator.translate_beam(lines, d, b, &stats);
     } else {
       translator.translate(lines, d, &stats, &hyps);

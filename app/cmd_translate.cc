@@ -14,7 +14,9 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "nmt/decode/sampling.h"
 #include "nmt/decode/translator.h"
+#include "nmt/models/transformer.h"
 #include "nmt/metrics/bleu.h"
 #include "nmt/metrics/chrf.h"
 #include "nmt/tensor/device.h"
@@ -30,20 +32,24 @@ namespace nmt::cli {
 namespace {
 
 struct DecodeArgs {
-  std::string model_dir;
+  std::vector<std::string> model_dirs;  // several: an ensemble
   int threads = 0;
   std::string device;  // empty = CUDA when available, else the CPU
   int64_t batch_size = 64;
   double max_len_a = 1.5;
   int64_t max_len_b = 10;
   bool quiet = false;
-  decode::BeamOptions beam{1, 1, "gnmt", 0.6};
+  decode::BeamOptions beam{1, 1, decode::LengthPenalty::kGnmt, 0.6};
+  std::string length_penalty = "gnmt";
+  std::string sampling;  // empty: no sampling
+  decode::SamplingOptions sampling_options;
   bool use_beam() const { return beam.beam > 1 || beam.nbest > 1; }
+  bool use_sampling() const { return !sampling.empty(); }
 };
 
 // The decoding options, checked before the model is loaded or any file is touched: NaN or a
 // negative length factor would make every output empty, a huge beam or batch exhaust memory.
-void check_decode_args(const DecodeArgs& a) {
+void check_decode_args(DecodeArgs& a) {
   if (!(std::isfinite(a.max_len_a) && a.max_len_a >= 0 && a.max_len_a <= 1000))
     throw UsageError(fmt::format("--max-len-a is {}, must be a number between 0 and 1000", a.max_len_a));
   if (a.max_len_b < 0 || a.max_len_b > 1'000'000)
@@ -53,6 +59,20 @@ void check_decode_args(const DecodeArgs& a) {
   if (a.beam.nbest > a.beam.beam) throw UsageError("--nbest must not exceed --beam");
   if (a.batch_size > 100'000) throw UsageError(fmt::format("--batch-size is {}, must be between 1 and 100000", a.batch_size));
   if (a.threads < 0 || a.threads > 4096) throw UsageError(fmt::format("--threads is {}, must be between 0 and 4096", a.threads));
+  a.beam.length_penalty = decode::parse_length_penalty(a.length_penalty);
+  if (a.use_sampling()) {
+    if (a.use_beam()) throw UsageError("--sampling draws one translation per line: it does not combine with --beam or --nbest");
+    decode::parse_sampling(a.sampling, a.sampling_options);
+    decode::SamplingSearch(a.sampling_options).validate();
+  } else if (a.sampling_options.temperature != 1.0) {
+    throw UsageError("--temperature applies to --sampling only");
+  }
+}
+
+// The search the options ask for: sampling, beam search, or greedy search.
+std::unique_ptr<decode::SearchStrategy> make_strategy(const DecodeArgs& a) {
+  if (a.use_sampling()) return std::make_unique<decode::SamplingSearch>(a.sampling_options);
+  return decode::make_search_strategy(a.beam);
 }
 
 // --attention-layer / --attention-head (or attention's --layer / --head) against the model:
@@ -69,15 +89,32 @@ void check_attention_choice(const models::ModelConfig& c, int64_t layer, int64_t
                                  head, c.type, heads));
 }
 
-models::LoadedModel load_on_device(const DecodeArgs& a) {
+// The model, or the ensemble of the models, given with -m, on the chosen device.
+decode::Translator load_translator(const DecodeArgs& a) {
   const torch::Device device = resolve_device(a.device);
-  models::LoadedModel loaded = models::load_model(a.model_dir);
-  loaded.model->to(device);
-  return loaded;
+  std::vector<models::LoadedModel> models;
+  for (const auto& dir : a.model_dirs) {
+    models.push_back(models::load_model(dir));
+    models.back().model->to(device);
+  }
+  return decode::Translator(std::move(models));
+}
+
+// Which cross-attention each Transformer of the translator reports (a GRU has one).
+void choose_attention(decode::Translator& translator, int64_t layer, int64_t head, const char* layer_flag,
+                      const char* head_flag) {
+  for (const auto& m : translator.members()) {
+    check_attention_choice(m.model_config, layer, head, layer_flag, head_flag);
+    if (auto* transformer = dynamic_cast<models::TransformerImpl*>(m.model.get())) transformer->set_alignment(layer, head);
+  }
 }
 
 void add_decode_options(CLI::App* cmd, DecodeArgs& a) {
-  cmd->add_option("-m,--model", a.model_dir, "Model directory written by nmt train")->required();
+  cmd->add_option("-m,--model", a.model_dirs,
+                  "Model directory written by nmt train; repeat for an ensemble (the models' log-probabilities "
+                  "are averaged at each step; they must share the subword vocabulary)")
+      ->required()
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--threads", a.threads, "LibTorch intra-op threads (0 = default)")->capture_default_str();
   cmd->add_option("--device", a.device, "cpu, cuda or cuda:N (default: CUDA when available, else cpu)");
   cmd->add_option("--batch-size", a.batch_size, "Sentences per batch")->capture_default_str()->check(CLI::PositiveNumber);
@@ -86,21 +123,26 @@ void add_decode_options(CLI::App* cmd, DecodeArgs& a) {
   cmd->add_flag("-q,--quiet", a.quiet, "No warnings or progress on stderr (errors still shown)");
   cmd->add_option("--beam", a.beam.beam, "Beam size (1 = greedy decoding)")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--alpha", a.beam.alpha, "Length-penalty exponent α for --length-penalty gnmt")->capture_default_str();
-  cmd->add_option("--length-penalty", a.beam.length_penalty, "gnmt ((5+len)/6)^α, average (per token) or none")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"gnmt", "average", "none"}));
+  cmd->add_option("--length-penalty", a.length_penalty, "gnmt ((5+len)/6)^α, average (per token) or none")
+      ->capture_default_str();
   cmd->add_flag("--beam-shrink", a.beam.shrink,
                 "Each finished hypothesis gives its beam slot up (Marian) instead of keeping K live beams "
                 "until K hypotheses finish (fairseq)");
+  cmd->add_option("--sampling", a.sampling,
+                  "Sample each next token instead of searching: top-k:K (among the K most probable) or top-p:P "
+                  "(among the most probable tokens holding probability P)");
+  cmd->add_option("--temperature", a.sampling_options.temperature, "Sampling temperature (< 1 sharper, > 1 flatter)")
+      ->capture_default_str();
+  cmd->add_option("--seed", a.sampling_options.seed, "Sampling seed: the same seed gives the same samples")
+      ->capture_default_str();
 }
 
 // Best translation per line, greedy or beam search.
 std::vector<std::string> translate_lines(decode::Translator& translator, const std::vector<std::string>& lines,
                                          const DecodeArgs& a, const decode::DecodeOptions& d,
                                          decode::TranslateStats* stats) {
-  if (!a.use_beam()) return translator.translate(lines, d, stats);
   std::vector<std::string> out;
-  for (auto& n : translator.translate_beam(lines, d, a.beam, stats)) out.push_back(std::move(n.front().text));
+  for (auto& n : translator.translate(lines, d, *make_strategy(a), stats)) out.push_back(std::move(n.front().text));
   return out;
 }
 
@@ -171,19 +213,28 @@ std::string numbered_path(const std::string& path, size_t line_no, bool several)
   return fmt::format("{}-{}{}", path.substr(0, dot), line_no, path.substr(dot));
 }
 
-std::string attention_title(const decode::DecodeOptions& d, const std::string& model_type) {
+std::string attention_title(int64_t layer, int64_t head, const std::string& model_type) {
   if (model_type != "transformer") return "additive attention";
-  return fmt::format("cross-attention, {}, {}", d.attention_layer < 0 ? std::string("last layer") : fmt::format("layer {}", d.attention_layer),
-                     d.attention_head < 0 ? std::string("mean of heads") : fmt::format("head {}", d.attention_head));
+  return fmt::format("cross-attention, {}, {}", layer < 0 ? std::string("last layer") : fmt::format("layer {}", layer),
+                     head < 0 ? std::string("mean of heads") : fmt::format("head {}", head));
+}
+
+// What the interactive prompt says decodes: "greedy decoding", "beam 5", "sampling top-k:10".
+std::string search_name(const DecodeArgs& a) {
+  if (a.use_sampling()) return "sampling " + a.sampling;
+  return a.use_beam() ? fmt::format("beam {}", a.beam.beam) : std::string("greedy decoding");
 }
 
 // Interactive translation on a terminal: a prompt, each line translated as it is typed with
 // the time it took, `:attn` for the last sentence's attention, `:quit` or Ctrl-D to leave.
 void run_interactive(decode::Translator& translator, const DecodeArgs& a, decode::DecodeOptions d) {
-  d.record_attention = !a.use_beam();
+  d.record_attention = true;
+  const auto strategy = make_strategy(a);
   const bool color = viz::is_terminal(stdout) && std::getenv("NO_COLOR") == nullptr;
   std::fprintf(stderr, "nmt %s model, %s. Type a sentence and press Enter; :attn shows the last attention, :help, :quit or Ctrl-D to leave.\n",
-               translator.loaded().model_config.type.c_str(), a.use_beam() ? fmt::format("beam {}", a.beam.beam).c_str() : "greedy decoding");
+               translator.members().size() > 1 ? fmt::format("ensemble of {}", translator.members().size()).c_str()
+                                               : translator.loaded().model_config.type.c_str(),
+               search_name(a).c_str());
   std::string line, last_source;
   decode::Hypothesis last;
   bool have_last = false;
@@ -203,7 +254,7 @@ void run_interactive(decode::Translator& translator, const DecodeArgs& a, decode
     }
     if (cmd == ":attn") {
       if (!have_last || last.attention.empty())
-        std::fputs(a.use_beam() ? "attention is recorded with greedy decoding only (--beam 1)\n" : "no sentence translated yet\n", stderr);
+        std::fputs("no sentence translated yet\n", stderr);
       else
         std::fputs(viz::attention_text(translator.attention_map(last, last_source), color).c_str(), stdout);
       std::fflush(stdout);
@@ -218,17 +269,12 @@ void run_interactive(decode::Translator& translator, const DecodeArgs& a, decode
       continue;
     }
     const auto start = std::chrono::steady_clock::now();
-    std::vector<decode::Hypothesis> hyps;
     decode::TranslateStats stats;
-    std::string out;
-    if (a.use_beam()) {
-      out = translate_lines(translator, {line}, a, d, &stats).front();
-    } else {
-      out = translator.translate({line}, d, &stats, &hyps).front();
-      last = hyps.front();
-      last_source = line;
-      have_last = true;
-    }
+    auto best = std::move(translator.translate({line}, d, *strategy, &stats).front().front());
+    const std::string out = best.text;
+    last = std::move(best.hypothesis);
+    last_source = line;
+    have_last = true;
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     std::printf("%s\n", out.c_str());
     std::fflush(stdout);
@@ -274,12 +320,21 @@ void add_translate_command(CLI::App& app) {
                   "score = log-probability / length penalty)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  cmd->callback([a, input, output, attention, layer, head, attention_svg] {
+  auto prefix_file = std::make_shared<std::string>();
+  auto prefix_tab = std::make_shared<bool>(false);
+  cmd->add_option("--prefix-file", *prefix_file,
+                  "Force the translation of input line N to start with line N of FILE (target text; an empty line "
+                  "forces nothing)");
+  cmd->add_flag("--prefix-tab", *prefix_tab,
+                "Each input line is SOURCE<TAB>PREFIX: the translation starts with PREFIX (no tab: no prefix)");
+  cmd->callback([a, input, output, attention, layer, head, attention_svg, prefix_file, prefix_tab] {
     // Everything that can be refused is refused before any output is touched; outputs are
     // OutputFiles, so a failure later leaves an existing --output / --attention file as it was.
     check_decode_args(*a);
     const bool wants_attention = !attention->empty() || !attention_svg->empty();
-    if (a->use_beam() && wants_attention) throw UsageError("--attention/--attention-svg work with greedy decoding only (--beam 1)");
+    if (!prefix_file->empty() && *prefix_tab) throw UsageError("--prefix-file and --prefix-tab are exclusive");
+    std::vector<std::string> prefix_lines;
+    if (!prefix_file->empty()) prefix_lines = read_source_lines(*prefix_file);
     std::vector<std::string> input_lines;
     size_t first_bad = 0;  // 1-based line number of the first invalid UTF-8 line of --input, 0 if none
     if (!input->empty()) {
@@ -289,49 +344,56 @@ void add_translate_command(CLI::App& app) {
       input_lines = read_source_lines(*input, &first_bad);
       // A file --output would not be replaced anyway (see below): refuse before any work.
       if (first_bad && !output->empty()) throw RuntimeError(fmt::format("{}:{}: not valid UTF-8", *input, first_bad));
+      if (!prefix_file->empty() && !first_bad && prefix_lines.size() != input_lines.size())
+        throw UsageError(fmt::format("{} has {} lines but {} has {}: one prefix per input line", *prefix_file,
+                                     prefix_lines.size(), *input, input_lines.size()));
     }
     train::set_threads(a->threads);
-    decode::Translator translator(load_on_device(*a));
-    check_attention_choice(translator.loaded().model_config, *layer, *head, "--attention-layer", "--attention-head");
+    decode::Translator translator = load_translator(*a);
+    choose_attention(translator, *layer, *head, "--attention-layer", "--attention-head");
+    const auto strategy = make_strategy(*a);
     auto d = decode_options(*a);
     d.record_attention = wants_attention;
-    d.attention_layer = *layer;
-    d.attention_head = *head;
     OutputFile out(output->empty() ? "-" : *output);
     std::optional<OutputFile> attention_file;
     if (!attention->empty()) attention_file.emplace(*attention);
-    const std::string title = attention_title(d, translator.loaded().model_config.type);
+    const std::string title = attention_title(*layer, *head, translator.loaded().model_config.type);
     bool several_svgs = false;  // decided once the input size is known
     decode::TranslateStats stats;
     size_t written = 0;
     // Translates a chunk of lines and writes the results. On stdout they are flushed at once,
     // so nothing already translated is lost if a later line is bad.
-    auto translate_chunk = [&](const std::vector<std::string>& chunk) {
-      if (a->use_beam()) {
-        auto results = translator.translate_beam(chunk, d, a->beam, &stats);
-        for (size_t i = 0; i < results.size(); ++i) {
-          if (a->beam.nbest == 1) {
-            out.write(results[i].front().text + "\n");
-            continue;
-          }
+    auto translate_chunk = [&](std::vector<std::string> chunk) {
+      std::vector<std::string> prefixes;  // one per line of the chunk, when prefixes are given
+      if (*prefix_tab) {
+        for (auto& line : chunk) {
+          const auto tab = line.find('\t');
+          prefixes.push_back(tab == std::string::npos ? std::string() : line.substr(tab + 1));
+          if (tab != std::string::npos) line.resize(tab);
+        }
+      } else if (!prefix_file->empty()) {
+        if (written + chunk.size() > prefix_lines.size())
+          throw UsageError(fmt::format("{} has {} lines, fewer than the input: one prefix per input line", *prefix_file,
+                                       prefix_lines.size()));
+        prefixes.assign(prefix_lines.begin() + static_cast<std::ptrdiff_t>(written),
+                        prefix_lines.begin() + static_cast<std::ptrdiff_t>(written + chunk.size()));
+      }
+      auto results = translator.translate(chunk, d, *strategy, &stats, prefixes.empty() ? nullptr : &prefixes);
+      for (size_t i = 0; i < results.size(); ++i) {
+        if (a->beam.nbest == 1) {
+          out.write(results[i].front().text + "\n");
+        } else {
           for (const auto& r : results[i])
             out.write(fmt::format("{} ||| {} ||| {:.6f}\n", written + i, r.text, r.hypothesis.score));
         }
-        written += results.size();
-        out.flush();
-        return;
-      }
-      std::vector<decode::Hypothesis> hyps;
-      auto outs = translator.translate(chunk, d, &stats, d.record_attention ? &hyps : nullptr);
-      for (size_t i = 0; i < outs.size(); ++i) {
-        out.write(outs[i] + "\n");
-        if (attention_file) attention_file->write(attention_json(written + i + 1, hyps[i], chunk[i], translator));
-        if (!attention_svg->empty() && !hyps[i].attention.empty())
+        const auto& best = results[i].front().hypothesis;
+        if (attention_file) attention_file->write(attention_json(written + i + 1, best, chunk[i], translator));
+        if (!attention_svg->empty() && !best.attention.empty())
           write_file_atomic(numbered_path(*attention_svg, written + i + 1, several_svgs),
-                            viz::attention_svg(translator.attention_map(hyps[i], chunk[i]),
+                            viz::attention_svg(translator.attention_map(best, chunk[i]),
                                                fmt::format("{} ({})", title, translator.loaded().model_config.type)));
       }
-      written += outs.size();
+      written += results.size();
       out.flush();
     };
     if (input->empty() && output->empty() && isatty(STDIN_FILENO) && !a->quiet) {
@@ -372,6 +434,9 @@ void add_translate_command(CLI::App& app) {
       progress.finish();
       if (first_bad) throw RuntimeError(fmt::format("{}:{}: not valid UTF-8", *input, first_bad));
     }
+    if (!prefix_file->empty() && written != prefix_lines.size() && !first_bad)
+      throw UsageError(fmt::format("{} has {} lines but the input had {}: one prefix per input line", *prefix_file,
+                                   prefix_lines.size(), written));
     if (attention_file) attention_file->commit();
     out.commit();
     warn_truncated(stats, a->quiet);
@@ -410,7 +475,7 @@ void add_eval_command(CLI::App& app) {
       ref_streams.push_back(std::move(ref_lines));
     }
     train::set_threads(a->threads);
-    decode::Translator translator(load_on_device(*a));
+    decode::Translator translator = load_translator(*a);
     decode::TranslateStats stats;
     const auto start = std::chrono::steady_clock::now();
     auto d = decode_options(*a);
@@ -428,16 +493,17 @@ void add_eval_command(CLI::App& app) {
     for (auto& h : hyps) h = std::string(text::python_rstrip(h));
     auto bleu = metrics::BleuScorer().corpus_score(hyps, ref_streams);
     auto chrf = metrics::ChrfScorer().corpus_score(hyps, ref_streams);
-    if (*record) {
+    // An ensemble's scores belong to no one model directory: not recorded.
+    if (*record && a->model_dirs.size() == 1) {
       // The test set's name: the source file without its language suffix (test_2016_flickr.en).
       const std::filesystem::path sp(*src);
       nlohmann::json r = {{"test_set", (sp.has_extension() ? sp.stem() : sp.filename()).string()},
                           {"source", *src}, {"references", *refs}, {"beam", a->beam.beam},
-                          {"alpha", a->beam.alpha}, {"length_penalty", a->beam.length_penalty},
+                          {"alpha", a->beam.alpha}, {"length_penalty", a->length_penalty},
                           {"bleu", {{"score", bleu.score}, {"signature", bleu.signature}}},
                           {"chrf", {{"score", chrf.score}, {"signature", chrf.signature}}},
                           {"sentences", lines.size()}, {"seconds", secs}};
-      const auto path = std::filesystem::path(a->model_dir) / "evals.jsonl";
+      const auto path = std::filesystem::path(a->model_dirs.front()) / "evals.jsonl";
       std::ofstream f(path, std::ios::app | std::ios::binary);
       if (f) f << r.dump() << '\n' << std::flush;
       if (!f && !a->quiet) std::fprintf(stderr, "warning: %s: cannot append the scores\n", path.string().c_str());
@@ -472,28 +538,75 @@ void add_attention_command(CLI::App& app) {
   cmd->add_option("--head", *head, "Transformer head (-1 = average over heads)")->capture_default_str();
   cmd->callback([a, sentence, out, layer, head, as_text] {
     check_decode_args(*a);
-    if (a->use_beam()) throw UsageError("nmt attention uses greedy decoding (--beam 1)");
     if (!text::is_valid_utf8(*sentence)) throw UsageError("the sentence is not valid UTF-8");
     train::set_threads(a->threads);
-    decode::Translator translator(load_on_device(*a));
-    check_attention_choice(translator.loaded().model_config, *layer, *head, "--layer", "--head");
+    decode::Translator translator = load_translator(*a);
+    choose_attention(translator, *layer, *head, "--layer", "--head");
     auto d = decode_options(*a);
     d.record_attention = true;
-    d.attention_layer = *layer;
-    d.attention_head = *head;
-    std::vector<decode::Hypothesis> hyps;
-    auto outs = translator.translate({*sentence}, d, nullptr, &hyps);
-    std::cout << outs.front() << '\n';
-    if (hyps.front().attention.empty()) throw UsageError("the sentence is empty: nothing to draw");
-    const auto map = translator.attention_map(hyps.front(), *sentence);
+    auto best = std::move(translator.translate({*sentence}, d, *make_strategy(*a)).front().front());
+    std::cout << best.text << '\n';
+    if (best.hypothesis.attention.empty()) throw UsageError("the sentence is empty: nothing to draw");
+    const auto map = translator.attention_map(best.hypothesis, *sentence);
     if (*as_text) {
       std::cout << viz::attention_text(map, viz::is_terminal(stdout) && std::getenv("NO_COLOR") == nullptr);
       return;
     }
     const std::string path = out->empty() ? "attention.svg" : *out;
-    write_file_atomic(path, viz::attention_svg(map, fmt::format("{} ({})", attention_title(d, translator.loaded().model_config.type),
+    write_file_atomic(path, viz::attention_svg(map, fmt::format("{} ({})", attention_title(*layer, *head, translator.loaded().model_config.type),
                                                                  translator.loaded().model_config.type)));
     if (!a->quiet) std::fprintf(stderr, "attention heatmap written to %s\n", path.c_str());
+  });
+}
+
+void add_score_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "score", "Score given translations: the log-probability of each target line given its source line (forced decoding)");
+  auto a = std::make_shared<DecodeArgs>();
+  auto src = std::make_shared<std::string>();
+  auto tgt = std::make_shared<std::string>();
+  auto output = std::make_shared<std::string>();
+  auto normalize = std::make_shared<bool>(false);
+  auto per_token = std::make_shared<bool>(false);
+  cmd->add_option("-m,--model", a->model_dirs, "Model directory; repeat for an ensemble (mean log-probabilities)")
+      ->required()
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--src", *src, "Source lines")->required();
+  cmd->add_option("--tgt", *tgt, "Target lines to score, one per source line")->required();
+  cmd->add_option("-o,--output", *output, "Output file (default: stdout)");
+  cmd->add_flag("--normalize", *normalize, "Divide each score by its number of target subwords plus EOS");
+  cmd->add_flag("--per-token", *per_token,
+                "After each score, a tab and the log-probability of every target subword, EOS last");
+  cmd->add_option("--threads", a->threads, "LibTorch intra-op threads (0 = default)")->capture_default_str();
+  cmd->add_option("--device", a->device, "cpu, cuda or cuda:N (default: CUDA when available, else cpu)");
+  cmd->add_option("--batch-size", a->batch_size, "Sentence pairs per batch")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_flag("-q,--quiet", a->quiet, "No warnings on stderr (errors still shown)");
+  cmd->callback([a, src, tgt, output, normalize, per_token] {
+    check_decode_args(*a);
+    const auto sources = read_source_lines(*src);
+    const auto targets = read_source_lines(*tgt);
+    if (sources.size() != targets.size())
+      throw UsageError(fmt::format("{} has {} lines but {} has {}", *src, sources.size(), *tgt, targets.size()));
+    for (const std::string* o : {src.get(), tgt.get()})
+      if (!output->empty() && same_file(*o, *output))
+        throw UsageError(fmt::format("{} is both an input and the output; the input would be destroyed", *o));
+    train::set_threads(a->threads);
+    decode::Translator translator = load_translator(*a);
+    OutputFile out(output->empty() ? "-" : *output);
+    decode::TranslateStats stats;
+    const auto scored = translator.score(sources, targets, decode_options(*a), &stats);
+    for (const auto& h : scored) {
+      const double n = static_cast<double>(h.token_log_probs.size());
+      std::string line = fmt::format("{:.6f}", *normalize ? h.log_prob / n : h.log_prob);
+      if (*per_token) {
+        line += '\t';
+        for (size_t i = 0; i < h.token_log_probs.size(); ++i)
+          line += fmt::format("{}{:.6f}", i ? " " : "", h.token_log_probs[i]);
+      }
+      out.write(line + "\n");
+    }
+    out.commit();
+    warn_truncated(stats, a->quiet);
   });
 }
 

@@ -46,18 +46,30 @@ double teacher_forced_log_prob(Seq2SeqModelImpl& model, const Ids& src, const Id
   return total;
 }
 
+// The best hypothesis per source of greedy search, and the n-best lists of beam search.
+std::vector<decode::Hypothesis> greedy_search(models::Seq2SeqModelImpl& model, const std::vector<Ids>& src,
+                                              const decode::DecodeOptions& d) {
+  std::vector<decode::Hypothesis> out;
+  for (auto& r : decode::search(model, src, d, decode::GreedySearch())) out.push_back(std::move(r.front()));
+  return out;
+}
+std::vector<decode::SearchResult> beam_search(models::Seq2SeqModelImpl& model, const std::vector<Ids>& src,
+                                              const decode::DecodeOptions& d, const decode::BeamOptions& b) {
+  return decode::search(model, src, d, decode::BeamSearch(b));
+}
+
 class BeamTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(BeamTest, BeamOneReproducesGreedy) {
   auto model = random_model(GetParam());
   decode::DecodeOptions d;
   d.max_len_b = 6;
-  auto greedy = decode::greedy_decode(*model, sources(), d);
+  auto greedy = greedy_search(*model, sources(), d);
   for (bool shrink : {true, false}) {
     decode::BeamOptions b;
     b.beam = 1;
     b.shrink = shrink;
-    auto beam = decode::beam_search(*model, sources(), d, b);
+    auto beam = beam_search(*model, sources(), d, b);
     ASSERT_EQ(beam.size(), greedy.size());
     for (size_t i = 0; i < greedy.size(); ++i)
       EXPECT_EQ(beam[i].front().tokens, greedy[i].tokens) << "sentence " << i << " shrink " << shrink;
@@ -78,7 +90,7 @@ TEST_P(BeamTest, ScoresMatchRecomputationAndNbestIsSorted) {
   for (bool shrink : {true, false}) {
     b.shrink = shrink;
     SCOPED_TRACE(shrink ? "shrinking beams" : "fairseq's search");
-    auto results = decode::beam_search(*model, src, d, b);
+    auto results = beam_search(*model, src, d, b);
     for (size_t i = 0; i < src.size(); ++i) {
       ASSERT_FALSE(results[i].empty());
       for (size_t k = 0; k < results[i].size(); ++k) {
@@ -104,9 +116,9 @@ TEST_P(BeamTest, BatchedEqualsAlone) {
   auto src = sources();
   for (bool shrink : {true, false}) {
     b.shrink = shrink;
-    auto together = decode::beam_search(*model, src, d, b);
+    auto together = beam_search(*model, src, d, b);
     for (size_t i = 0; i < src.size(); ++i) {
-      auto alone = decode::beam_search(*model, {src[i]}, d, b);
+      auto alone = beam_search(*model, {src[i]}, d, b);
       EXPECT_EQ(alone[0].front().tokens, together[i].front().tokens) << "sentence " << i << " shrink " << shrink;
     }
   }
@@ -119,9 +131,9 @@ TEST(BeamPenalty, GnmtAndAverage) {
   b.alpha = 1.0;
   EXPECT_DOUBLE_EQ(decode::length_penalty(b, 1), 1.0);
   EXPECT_DOUBLE_EQ(decode::length_penalty(b, 7), 2.0);
-  b.length_penalty = "average";
+  b.length_penalty = decode::LengthPenalty::kAverage;
   EXPECT_DOUBLE_EQ(decode::length_penalty(b, 7), 7.0);
-  b.length_penalty = "none";
+  b.length_penalty = decode::LengthPenalty::kNone;
   EXPECT_DOUBLE_EQ(decode::length_penalty(b, 7), 1.0);
 }
 

@@ -63,11 +63,10 @@ TEST_P(GruTest, Shapes) {
   auto memory = model->encode(in.src, in.src_mask);
   EXPECT_EQ(memory.sizes(), (std::vector<int64_t>{2, 5, 16}));
   auto cache = model->start(memory, in.src_mask);
-  ASSERT_EQ(cache.tensors.size(), 4u);
-  EXPECT_EQ(cache.tensors[0].sizes(), (std::vector<int64_t>{2, 5, 16}));  // projected keys
-  EXPECT_EQ(cache.tensors[1].sizes(), (std::vector<int64_t>{2, 5, 16}));  // memory
-  EXPECT_EQ(cache.tensors[2].sizes(), (std::vector<int64_t>{2, 5}));      // additive mask
-  EXPECT_EQ(cache.tensors[3].sizes(), (std::vector<int64_t>{2, 2, 16}));  // state [B,layers,H]
+  EXPECT_EQ(cache.at("attention_keys").sizes(), (std::vector<int64_t>{2, 5, 16}));  // projected keys
+  EXPECT_EQ(cache.at("memory").sizes(), (std::vector<int64_t>{2, 5, 16}));
+  EXPECT_EQ(cache.at("source_mask").sizes(), (std::vector<int64_t>{2, 5}));      // additive mask
+  EXPECT_EQ(cache.at("hidden").sizes(), (std::vector<int64_t>{2, 2, 16}));       // state [B,layers,H]
   EXPECT_EQ(model->step(in.tgt_in.select(1, 0), cache).sizes(), (std::vector<int64_t>{2, 37}));
   EXPECT_EQ(cache.position, 1);
 }
@@ -187,10 +186,15 @@ TEST_P(GruTest, GreedyTranslationInABatchEqualsAlone) {
   std::vector<nmt::Ids> sources = {{5, 6, 7, 8, 9, 10, 11}, {12, 13}, {14, 15, 16, 17}, {18}};
   nmt::decode::DecodeOptions options;
   options.record_attention = true;
-  auto batch = nmt::decode::greedy_decode(*model, sources, options);
+  auto greedy = [&](const std::vector<nmt::Ids>& src) {
+    std::vector<nmt::decode::Hypothesis> out;
+    for (auto& r : nmt::decode::search(*model, src, options, nmt::decode::GreedySearch())) out.push_back(r.front());
+    return out;
+  };
+  auto batch = greedy(sources);
   ASSERT_EQ(batch.size(), sources.size());
   for (size_t i = 0; i < sources.size(); ++i) {
-    auto alone = nmt::decode::greedy_decode(*model, {sources[i]}, options);
+    auto alone = greedy({sources[i]});
     EXPECT_EQ(batch[i].tokens, alone[0].tokens) << "sentence " << i;
     ASSERT_GE(batch[i].attention.size(), batch[i].tokens.size());  // one row per emitted token
     for (const auto& row : batch[i].attention) {

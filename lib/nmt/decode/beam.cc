@@ -6,62 +6,96 @@
 #include <limits>
 #include <numeric>
 
+#include "nmt/decode/greedy.h"
 #include "nmt/decode/top_log_probs.h"
-#include "nmt/tensor/device.h"
 #include "nmt/util/error.h"
 
 namespace nmt::decode {
 using models::kBosId;
 using models::kEosId;
 
+LengthPenalty parse_length_penalty(const std::string& name) {
+  if (name == "gnmt") return LengthPenalty::kGnmt;
+  if (name == "average") return LengthPenalty::kAverage;
+  if (name == "none") return LengthPenalty::kNone;
+  throw UsageError("--length-penalty must be gnmt, average or none, not '" + name + "'");
+}
+
+const char* length_penalty_name(LengthPenalty penalty) {
+  switch (penalty) {
+    case LengthPenalty::kGnmt: return "gnmt";
+    case LengthPenalty::kAverage: return "average";
+    case LengthPenalty::kNone: return "none";
+  }
+  return "?";
+}
+
 double length_penalty(const BeamOptions& o, int64_t length) {
-  if (o.length_penalty == "gnmt") return std::pow((5.0 + static_cast<double>(length)) / 6.0, o.alpha);
-  if (o.length_penalty == "average") return static_cast<double>(std::max<int64_t>(length, 1));
+  switch (o.length_penalty) {
+    case LengthPenalty::kGnmt: return std::pow((5.0 + static_cast<double>(length)) / 6.0, o.alpha);
+    case LengthPenalty::kAverage: return static_cast<double>(std::max<int64_t>(length, 1));
+    case LengthPenalty::kNone: return 1.0;
+  }
   return 1.0;
+}
+
+void BeamSearch::validate() const {
+  if (options_.beam < 1) throw UsageError("--beam must be at least 1");
+  if (options_.nbest < 1 || options_.nbest > options_.beam) throw UsageError("--nbest must be between 1 and --beam");
+}
+
+std::unique_ptr<SearchStrategy> make_search_strategy(const BeamOptions& beam) {
+  if (beam.beam == 1 && beam.nbest == 1) return std::make_unique<GreedySearch>();
+  return std::make_unique<BeamSearch>(beam);
 }
 
 namespace {
 
-struct Sentence {
-  size_t index = 0;       // position in `sources`
-  int64_t limit = 0;      // maximum output length (without EOS)
-  std::vector<ScoredHypothesis> finished;
-};
-
 struct Beam {
   Ids tokens;
   double log_prob = 0;
+  std::vector<double> token_log_probs;           // when asked for
+  std::vector<std::vector<float>> attention;     // when recorded
 };
 
-void search_batch(models::Seq2SeqModelImpl& model, const std::vector<Ids>& sources, const std::vector<size_t>& ids,
-                  const DecodeOptions& options, const BeamOptions& bo,
-                  std::vector<std::vector<ScoredHypothesis>>& out) {
-  const int64_t K = bo.beam;
-  std::vector<const Ids*> rows;
-  for (size_t i : ids) rows.push_back(&sources[i]);
-  // The model's device (the CPU unless trained or loaded with --device cuda); host reads of
-  // the chosen tokens go through .to(kCPU), which is free on the CPU.
-  const torch::Device device = model.parameters().front().device();
-  const auto on_device = torch::TensorOptions().dtype(torch::kLong).device(device);
-  Batch batch = to_device(make_source_batch(rows, options.max_source_len), device);
-  const int64_t B = batch.size();
-  auto memory = model.encode(batch.src, batch.src_mask);
-  models::DecoderCache cache = model.start(memory, batch.src_mask);
+struct Sentence {
+  int64_t limit = 0;     // maximum output length (without EOS), prefix included
+  const Ids* prefix = nullptr;
+  int64_t source_len = 0;
+  std::vector<Hypothesis> finished;
+};
 
-  std::vector<Sentence> sentences(B);
+Hypothesis finish(const Beam& beam, const BeamOptions& bo) {
+  Hypothesis h;
+  h.tokens = beam.tokens;
+  h.log_prob = beam.log_prob;
+  h.token_log_probs = beam.token_log_probs;
+  h.attention = beam.attention;
+  h.score = h.log_prob / length_penalty(bo, static_cast<int64_t>(h.tokens.size()) + 1);
+  return h;
+}
+
+}  // namespace
+
+std::vector<SearchResult> BeamSearch::search(SearchBatch& batch, const DecodeOptions& options) const {
+  const BeamOptions& bo = options_;
+  const int64_t K = bo.beam;
+  const int64_t B = batch.rows();
+  const torch::Device device = batch.device;
+  models::DecoderState& state = batch.state;
+  std::vector<Sentence> sentences(static_cast<size_t>(B));
   for (int64_t b = 0; b < B; ++b) {
-    sentences[b].index = ids[b];
-    const int64_t src_len = static_cast<int64_t>(std::min<size_t>(rows[b]->size(), options.max_source_len - 1));
-    sentences[b].limit = std::max<int64_t>(1, static_cast<int64_t>(options.max_len_a * src_len) + options.max_len_b);
-    sentences[b].limit = std::min(sentences[b].limit, max_target_len(model));
+    sentences[b].limit = batch.limit[b];
+    sentences[b].prefix = batch.prefix[b];
+    sentences[b].source_len = batch.source_len[b];
   }
   // At the first step every sentence has one live beam (BOS); afterwards up to K.
   std::vector<int64_t> alive(B);  // alive sentence → index in `sentences`
   std::iota(alive.begin(), alive.end(), 0);
   std::vector<std::vector<Beam>> beams(B, std::vector<Beam>(1));
-  auto tokens = torch::full({B}, kBosId, on_device);
-  // Row r of the per-row slots reads row source_of_row[r] of the per-source slots, which have
-  // source_rows rows.
+  auto tokens = torch::full({B}, kBosId, torch::TensorOptions().dtype(torch::kLong).device(device));
+  // Row r of the per-row entries reads row source_of_row[r] of the per-source entries, which
+  // have source_rows rows.
   std::vector<int64_t> source_of_row(static_cast<size_t>(B));
   std::iota(source_of_row.begin(), source_of_row.end(), 0);
   int64_t source_rows = B;
@@ -70,10 +104,11 @@ void search_batch(models::Seq2SeqModelImpl& model, const std::vector<Ids>& sourc
     double log_prob;
     int64_t origin;  // beam index within the sentence
     int64_t token;
+    double step_log_prob;  // the token's own log-probability
   };
   std::vector<Candidate> candidates;
-  while (!alive.empty()) {
-    auto logits = model.step(tokens, cache);
+  for (int64_t t = 0; !alive.empty(); ++t) {
+    auto logits = batch.model.step(tokens, state);
     // Two-stage top-k: the best `per_row` tokens of each row (on the model's device), then a
     // merge of each sentence's few candidates here. A sentence's best w (beam, token) pairs
     // are always among its rows' top w tokens, whatever the number of live beams per
@@ -82,6 +117,18 @@ void search_batch(models::Seq2SeqModelImpl& model, const std::vector<Ids>& sourc
     const TopLogProbs top = top_log_probs(logits, per_row);
     const double* lp = top.log_probs.data_ptr<double>();
     const int64_t* ix = top.tokens.data_ptr<int64_t>();
+    // Sentences inside their forced prefix (one beam each) take the prefix's next token.
+    std::vector<int64_t> forced_tokens;
+    bool any_forced = false;
+    for (const int64_t s : alive) {
+      const Ids& prefix = *sentences[s].prefix;
+      const bool in_prefix = t < static_cast<int64_t>(prefix.size());
+      any_forced |= in_prefix;
+      forced_tokens.insert(forced_tokens.end(), beams[s].size(), in_prefix ? prefix[static_cast<size_t>(t)] : 0);
+    }
+    torch::Tensor forced_lp, attention;
+    if (any_forced) forced_lp = token_log_probs(logits, torch::tensor(forced_tokens, torch::kLong));
+    if (options.record_attention) attention = state.attention.to(torch::kCPU, torch::kFloat).contiguous();
 
     std::vector<int64_t> next_rows, next_tokens, next_alive;
     std::vector<std::vector<Beam>> next_beams(B);
@@ -89,16 +136,22 @@ void search_batch(models::Seq2SeqModelImpl& model, const std::vector<Ids>& sourc
     for (const int64_t s : alive) {
       Sentence& sent = sentences[s];
       const int64_t n_beams = static_cast<int64_t>(beams[s].size());
+      const bool in_prefix = t < static_cast<int64_t>(sent.prefix->size());
       candidates.clear();
-      for (int64_t r = 0; r < n_beams; ++r)
-        for (int64_t c = 0; c < per_row; ++c) {
-          const int64_t at = (row_offset + r) * per_row + c;
-          candidates.push_back({beams[s][r].log_prob + lp[at], r, ix[at]});
-        }
+      if (in_prefix) {
+        const double step_lp = forced_lp.data_ptr<double>()[row_offset];
+        candidates.push_back({beams[s][0].log_prob + step_lp, 0, forced_tokens[static_cast<size_t>(row_offset)], step_lp});
+      } else {
+        for (int64_t r = 0; r < n_beams; ++r)
+          for (int64_t c = 0; c < per_row; ++c) {
+            const int64_t at = (row_offset + r) * per_row + c;
+            candidates.push_back({beams[s][r].log_prob + lp[at], r, ix[at], lp[at]});
+          }
+      }
       // Width: shrinking (Marian) keeps K minus the finished hypotheses live and takes the
       // best `width` candidates, finished or not; fairseq keeps K live out of the best 2K.
-      const int64_t width = bo.shrink ? K - static_cast<int64_t>(sent.finished.size()) : K;
-      const int64_t pool = std::min<int64_t>(bo.shrink ? width : 2 * width, static_cast<int64_t>(candidates.size()));
+      const int64_t width = in_prefix ? 1 : bo.shrink ? K - static_cast<int64_t>(sent.finished.size()) : K;
+      const int64_t pool = std::min<int64_t>(bo.shrink || in_prefix ? width : 2 * width, static_cast<int64_t>(candidates.size()));
       std::partial_sort(candidates.begin(), candidates.begin() + pool, candidates.end(),
                         [](const Candidate& a, const Candidate& b) {
                           if (a.log_prob != b.log_prob) return a.log_prob > b.log_prob;
@@ -110,13 +163,7 @@ void search_batch(models::Seq2SeqModelImpl& model, const std::vector<Ids>& sourc
       // it, not an EOS): finishing every candidate of one parent, as before, put the same
       // hypothesis into the n-best list several times.
       if (n_beams > 0 && static_cast<int64_t>(beams[s][0].tokens.size()) >= sent.limit) {
-        for (const Beam& beam : beams[s]) {
-          ScoredHypothesis h;
-          h.tokens = beam.tokens;
-          h.log_prob = beam.log_prob;
-          h.score = h.log_prob / length_penalty(bo, static_cast<int64_t>(h.tokens.size()) + 1);
-          sent.finished.push_back(std::move(h));
-        }
+        for (const Beam& beam : beams[s]) sent.finished.push_back(finish(beam, bo));
         candidates.clear();
       }
       for (int64_t c = 0; c < std::min<int64_t>(pool, static_cast<int64_t>(candidates.size())) &&
@@ -124,18 +171,14 @@ void search_batch(models::Seq2SeqModelImpl& model, const std::vector<Ids>& sourc
            ++c) {
         const Candidate& cand = candidates[c];
         const Beam& parent = beams[s][cand.origin];
+        Beam child{parent.tokens, cand.log_prob, parent.token_log_probs, parent.attention};
+        if (options.return_token_log_probs) child.token_log_probs.push_back(cand.step_log_prob);
+        if (options.record_attention) child.attention.push_back(attention_row(attention, row_offset + cand.origin, sent.source_len));
         if (cand.token == kEosId) {
           // fairseq's rule: an EOS counts only when it ranks among the top K candidates.
-          if (c < width) {
-            ScoredHypothesis h;
-            h.tokens = parent.tokens;
-            h.log_prob = cand.log_prob;
-            h.score = h.log_prob / length_penalty(bo, static_cast<int64_t>(h.tokens.size()) + 1);
-            sent.finished.push_back(std::move(h));
-          }
+          if (c < width) sent.finished.push_back(finish(child, bo));
           continue;
         }
-        Beam child{parent.tokens, cand.log_prob};
         child.tokens.push_back(static_cast<int>(cand.token));
         kept.push_back(std::move(child));
         next_rows.push_back(row_offset + cand.origin);
@@ -170,10 +213,11 @@ void search_batch(models::Seq2SeqModelImpl& model, const std::vector<Ids>& sourc
       }
     }
     if (next_alive.empty()) break;
-    // The per-row slots (the target prefix) follow the surviving rows. The per-source slots
-    // keep one row per sentence while every sentence has the same number of beams (the model
-    // folds the beams into its cross-attention), and one row per beam otherwise (shrinking
-    // beams of different widths); they are copied only when that layout changes.
+    // The per-row entries (the target prefix) follow the surviving rows. The per-source
+    // entries keep one row per sentence while every sentence has the same number of beams
+    // (the model folds the beams into its cross-attention), and one row per beam otherwise
+    // (shrinking beams of different widths, forced prefixes); they are copied only when that
+    // layout changes.
     const int64_t width0 = static_cast<int64_t>(next_beams[next_alive.front()].size());
     const bool uniform = std::all_of(next_alive.begin(), next_alive.end(), [&](int64_t s) {
       return static_cast<int64_t>(next_beams[s].size()) == width0;
@@ -191,7 +235,7 @@ void search_batch(models::Seq2SeqModelImpl& model, const std::vector<Ids>& sourc
     }
     bool sources_unchanged = static_cast<int64_t>(sources.size()) == source_rows;
     for (size_t i = 0; sources_unchanged && i < sources.size(); ++i) sources_unchanged = sources[i] == static_cast<int64_t>(i);
-    cache.select(torch::tensor(next_rows, torch::kLong).to(device),
+    state.select(torch::tensor(next_rows, torch::kLong).to(device),
                  sources_unchanged ? torch::Tensor() : torch::tensor(sources, torch::kLong).to(device));
     source_rows = static_cast<int64_t>(sources.size());
     source_of_row.swap(next_source_of_row);
@@ -200,34 +244,13 @@ void search_batch(models::Seq2SeqModelImpl& model, const std::vector<Ids>& sourc
     for (int64_t s : alive) beams[s] = std::move(next_beams[s]);
   }
 
-  for (auto& sent : sentences) {
-    auto& f = sent.finished;
-    std::stable_sort(f.begin(), f.end(), [](const auto& a, const auto& b) { return a.score > b.score; });
+  std::vector<SearchResult> out(static_cast<size_t>(B));
+  for (int64_t b = 0; b < B; ++b) {
+    auto& f = sentences[b].finished;
+    std::stable_sort(f.begin(), f.end(), [](const auto& x, const auto& y) { return x.score > y.score; });
     if (static_cast<int64_t>(f.size()) > bo.nbest) f.resize(bo.nbest);
-    out[sent.index] = std::move(f);
+    out[b] = std::move(f);
   }
-}
-
-}  // namespace
-
-std::vector<std::vector<ScoredHypothesis>> beam_search(models::Seq2SeqModelImpl& model, const std::vector<Ids>& sources,
-                                                       const DecodeOptions& options, const BeamOptions& beam) {
-  if (beam.beam < 1) throw UsageError("--beam must be at least 1");
-  if (beam.nbest < 1 || beam.nbest > beam.beam) throw UsageError("--nbest must be between 1 and --beam");
-  if (beam.length_penalty != "gnmt" && beam.length_penalty != "average" && beam.length_penalty != "none")
-    throw UsageError("--length-penalty must be gnmt, average or none");
-  torch::InferenceMode guard;
-  const bool was_training = model.is_training();
-  model.eval();
-  std::vector<std::vector<ScoredHypothesis>> out(sources.size());
-  // --batch-size counts sentences, as for greedy decoding (each becomes up to K rows): a step's
-  // cost is mostly per call (every weight matrix is packed for the GEMM again), not per row, so
-  // fewer, fuller steps are what makes beam search cheap.
-  for (const auto& ids : length_sorted_batches(sources, options)) {
-    search_batch(model, sources, ids, options, beam, out);
-    if (options.on_batch_done) options.on_batch_done(ids.size());
-  }
-  if (was_training) model.train();
   return out;
 }
 

@@ -1,18 +1,26 @@
 #pragma once
-// Batched beam search on the shared model interface: all sentences of a batch and all their
-// beams are one batch of rows for the model; the cache is reordered by beam origin each step.
-#include <vector>
+// Batched beam search: all sentences of a batch and all their beams are one batch of rows for
+// the model; the decoder state is reordered by beam origin each step.
+#include <memory>
+#include <string>
 
-#include "nmt/decode/greedy.h"
+#include "nmt/decode/search.h"
 
 namespace nmt::decode {
+
+enum class LengthPenalty {
+  kGnmt,     // ((5+len)/6)^alpha (Wu et al., 2016)
+  kAverage,  // divide by the length
+  kNone,     // the raw log-probability
+};
+// "gnmt", "average", "none" ↔ the enum; parse throws UsageError naming --length-penalty.
+LengthPenalty parse_length_penalty(const std::string& name);
+const char* length_penalty_name(LengthPenalty penalty);
 
 struct BeamOptions {
   int64_t beam = 5;
   int64_t nbest = 1;  // hypotheses returned per sentence (<= beam)
-  // Length penalty: "gnmt" ((5+len)/6)^alpha (Wu et al., 2016), "average" (divide by length),
-  // or "none" (raw log-probability).
-  std::string length_penalty = "gnmt";
+  LengthPenalty length_penalty = LengthPenalty::kGnmt;
   double alpha = 0.6;
   // Off (default): fairseq's search, K live beams out of the top 2K candidates until K
   // hypotheses are finished; every sentence keeps K rows, so the model stores each source's
@@ -22,17 +30,22 @@ struct BeamOptions {
   bool shrink = false;
 };
 
-struct ScoredHypothesis {
-  Ids tokens;             // without BOS/EOS
-  double score = 0;       // normalised by the length penalty (what is ranked)
-  double log_prob = 0;    // raw sum of token log-probabilities, EOS included
-};
-
 // The length penalty applied to a hypothesis of `length` tokens (EOS included).
 double length_penalty(const BeamOptions& options, int64_t length);
 
-// Returns, per source (in input order), up to `nbest` hypotheses sorted best first.
-std::vector<std::vector<ScoredHypothesis>> beam_search(models::Seq2SeqModelImpl& model, const std::vector<Ids>& sources,
-                                                       const DecodeOptions& options, const BeamOptions& beam);
+class BeamSearch final : public SearchStrategy {
+ public:
+  explicit BeamSearch(BeamOptions options) : options_(options) {}
+  void validate() const override;
+  std::vector<SearchResult> search(SearchBatch& batch, const DecodeOptions& options) const override;
+  const BeamOptions& options() const { return options_; }
+
+ private:
+  BeamOptions options_;
+};
+
+// Greedy search for a beam of one with one hypothesis (the same output, faster), beam search
+// otherwise.
+std::unique_ptr<SearchStrategy> make_search_strategy(const BeamOptions& beam);
 
 }  // namespace nmt::decode

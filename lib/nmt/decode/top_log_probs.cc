@@ -101,7 +101,47 @@ void top_k(const float* row, int64_t n, int64_t k, float* value, int64_t* index)
     }
 }
 
+// log Σ exp(row[i]) given the row's largest value; 0 when that is ±inf or NaN (the logits are
+// then left as they are).
+double log_sum_exp(const float* row, int64_t n, float max, float* scratch) {
+  if (!std::isfinite(max)) return 0;
+  exp_shifted(row, scratch, n, max);
+  return max + std::log(sum(scratch, n));
+}
+
+// The largest value of row[0..n), NaN skipped (what top_k's first entry is).
+float row_max(const float* row, int64_t n) {
+  float best = -std::numeric_limits<float>::infinity();
+  for (int64_t i = 0; i < n; ++i)
+    if (row[i] > best) best = row[i];
+  return best;
+}
+
 }  // namespace
+
+torch::Tensor token_log_probs(const torch::Tensor& logits, const torch::Tensor& tokens) {
+  TORCH_CHECK(logits.dim() == 2 && tokens.dim() == 1 && tokens.size(0) == logits.size(0), "token_log_probs: bad shapes");
+  const auto ids = tokens.to(torch::kCPU, torch::kLong).contiguous();
+  if (!logits.device().is_cpu() || logits.scalar_type() != torch::kFloat) {
+    auto picked = logits.gather(1, tokens.to(logits.device(), torch::kLong).unsqueeze(1)).squeeze(1);
+    return (picked - logits.logsumexp(-1)).to(torch::kCPU, torch::kDouble).contiguous();
+  }
+  const auto x = logits.contiguous();
+  const int64_t rows = x.size(0), V = x.size(1);
+  auto out = torch::empty({rows}, torch::kDouble);
+  const float* in = x.data_ptr<float>();
+  const int64_t* id = ids.data_ptr<int64_t>();
+  double* lp = out.data_ptr<double>();
+  std::vector<float> exps(static_cast<size_t>(V));
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = in + r * V;
+    TORCH_CHECK(id[r] >= 0 && id[r] < V, "token_log_probs: token id out of range");
+    // The same arithmetic as top_log_probs, so a forced token's log-probability equals the
+    // one beam search computed for it.
+    lp[r] = static_cast<double>(row[id[r]]) - log_sum_exp(row, V, row_max(row, V), exps.data());
+  }
+  return out;
+}
 
 TopLogProbs top_log_probs(const torch::Tensor& logits, int64_t k) {
   TORCH_CHECK(logits.dim() == 2 && k >= 1 && k <= logits.size(1), "top_log_probs: bad shape or k");
@@ -121,12 +161,7 @@ TopLogProbs top_log_probs(const torch::Tensor& logits, int64_t k) {
     for (int64_t r = begin; r < end; ++r) {
       const float* row = in + r * V;
       top_k(row, V, k, top.data(), tokens + r * k);
-      const float max = top[0];
-      double lse = 0;  // every logit ±inf or NaN: left as they are
-      if (std::isfinite(max)) {
-        exp_shifted(row, exps.data(), V, max);
-        lse = max + std::log(sum(exps.data(), V));
-      }
+      const double lse = log_sum_exp(row, V, top[0], exps.data());
       for (int64_t c = 0; c < k; ++c) log_probs[r * k + c] = static_cast<double>(top[c]) - lse;
     }
   });

@@ -15,4 +15,8 @@ struct TopLogProbs {
 // elsewhere, topk and logsumexp on the logits' device.
 TopLogProbs top_log_probs(const torch::Tensor& logits, int64_t k);
 
+// The log-probability of tokens[r] (int64 [rows]) under row r of `logits` [rows, V]: double
+// [rows] on the CPU, computed as top_log_probs computes it.
+torch::Tensor token_log_probs(const torch::Tensor& logits, const torch::Tensor& tokens);
+
 }  // namespace nmt::decode

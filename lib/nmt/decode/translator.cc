@@ -1,5 +1,10 @@
 #include "nmt/decode/translator.h"
 
+#include <fmt/format.h>
+
+#include "nmt/decode/forced.h"
+#include "nmt/util/error.h"
+
 namespace nmt::decode {
 
 namespace {
@@ -9,15 +14,48 @@ void add_stats(TranslateStats* stats, const TranslateStats& local) {
   stats->truncated += local.truncated;
   stats->target_tokens += local.target_tokens;
 }
+
+// Whether two subword models give every id the same piece (so ids mean the same text).
+bool same_vocabulary(const text::SubwordModel& a, const text::SubwordModel& b) {
+  if (a.vocab_size() != b.vocab_size()) return false;
+  std::vector<int> all(static_cast<size_t>(a.vocab_size()));
+  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
+  return a.pieces(all) == b.pieces(all);
+}
+
+std::unique_ptr<DecodingModel> decoding_model_of(std::vector<models::LoadedModel>& models) {
+  std::vector<models::Seq2SeqModelImpl*> raw;
+  for (auto& m : models) raw.push_back(m.model.get());
+  return make_decoding_model(raw);
+}
 }  // namespace
+
+Translator::Translator(models::LoadedModel model) {
+  models_.push_back(std::move(model));
+  decoding_ = decoding_model_of(models_);
+}
+
+Translator::Translator(std::vector<models::LoadedModel> models) : models_(std::move(models)) {
+  if (models_.empty()) throw UsageError("no model to translate with");
+  for (size_t i = 1; i < models_.size(); ++i) {
+    if (!same_vocabulary(models_[i].subwords, models_.front().subwords))
+      throw UsageError(fmt::format("model {} of the ensemble uses another subword vocabulary than model 1; "
+                                   "ensembles need models trained with the same spm.model", i + 1));
+    if (models_[i].model_config.tgt_vocab != models_.front().model_config.tgt_vocab)
+      throw UsageError(fmt::format("model {} of the ensemble has {} target words, model 1 has {}", i + 1,
+                                   models_[i].model_config.tgt_vocab, models_.front().model_config.tgt_vocab));
+  }
+  decoding_ = decoding_model_of(models_);
+}
 
 std::vector<Ids> Translator::encode(const std::vector<std::string>& lines, DecodeOptions& options,
                                     std::vector<size_t>& non_empty, TranslateStats& local) {
-  const int64_t limit = model_.model_config.max_positions - 1;  // room for EOS
+  int64_t limit = 1 << 30;
+  for (const auto& m : models_) limit = std::min<int64_t>(limit, m.model_config.max_positions - 1);  // room for EOS
   options.max_source_len = std::min<int64_t>(options.max_source_len, limit);
   std::vector<Ids> sources;
   for (size_t i = 0; i < lines.size(); ++i) {
-    Ids ids = model_.subwords.encode(lines[i]);
+    Ids ids = subwords().encode(lines[i]);
     if (ids.empty()) continue;
     if (static_cast<int64_t>(ids.size()) > options.max_source_len - 1) {
       ids.resize(options.max_source_len - 1);
@@ -30,37 +68,26 @@ std::vector<Ids> Translator::encode(const std::vector<std::string>& lines, Decod
   return sources;
 }
 
-std::vector<std::string> Translator::translate(const std::vector<std::string>& lines, DecodeOptions options,
-                                               TranslateStats* stats, std::vector<Hypothesis>* hypotheses) {
+std::vector<std::vector<Translation>> Translator::translate(const std::vector<std::string>& lines,
+                                                            DecodeOptions options, const SearchStrategy& strategy,
+                                                            TranslateStats* stats,
+                                                            const std::vector<std::string>* prefixes) {
+  if (prefixes && prefixes->size() != lines.size())
+    throw UsageError(fmt::format("{} prefixes for {} lines", prefixes->size(), lines.size()));
   std::vector<size_t> non_empty;
   TranslateStats local;
   auto sources = encode(lines, options, non_empty, local);
-  auto hyps = greedy_decode(*model_.model, sources, options);
-  std::vector<std::string> out(lines.size());
-  if (hypotheses) hypotheses->assign(lines.size(), Hypothesis{});
-  for (size_t k = 0; k < hyps.size(); ++k) {
-    out[non_empty[k]] = model_.subwords.decode(hyps[k].tokens);
-    local.target_tokens += hyps[k].tokens.size();
-    if (hypotheses) (*hypotheses)[non_empty[k]] = std::move(hyps[k]);
-  }
-  add_stats(stats, local);
-  return out;
-}
-
-std::vector<std::vector<Translator::Scored>> Translator::translate_beam(const std::vector<std::string>& lines,
-                                                                      DecodeOptions options, const BeamOptions& beam,
-                                                                      TranslateStats* stats) {
-  std::vector<size_t> non_empty;
-  TranslateStats local;
-  auto sources = encode(lines, options, non_empty, local);
-  auto results = beam_search(*model_.model, sources, options, beam);
-  std::vector<std::vector<Scored>> out(lines.size(), std::vector<Scored>(1));
+  std::vector<Ids> prefix_ids;
+  if (prefixes)
+    for (size_t i : non_empty) prefix_ids.push_back(subwords().encode((*prefixes)[i]));
+  auto results = search(*decoding_, sources, options, strategy, prefixes ? &prefix_ids : nullptr);
+  std::vector<std::vector<Translation>> out(lines.size(), std::vector<Translation>(1));
   for (size_t k = 0; k < results.size(); ++k) {
     auto& dst = out[non_empty[k]];
     dst.clear();
     for (auto& h : results[k]) {
       local.target_tokens += h.tokens.size();
-      dst.push_back({model_.subwords.decode(h.tokens), std::move(h)});
+      dst.push_back({subwords().decode(h.tokens), std::move(h)});
     }
     if (dst.empty()) dst.resize(1);
   }
@@ -68,14 +95,66 @@ std::vector<std::vector<Translator::Scored>> Translator::translate_beam(const st
   return out;
 }
 
+std::vector<std::string> Translator::translate(const std::vector<std::string>& lines, DecodeOptions options,
+                                               TranslateStats* stats, std::vector<Hypothesis>* hypotheses) {
+  auto results = translate(lines, std::move(options), GreedySearch(), stats);
+  std::vector<std::string> out;
+  out.reserve(results.size());
+  if (hypotheses) hypotheses->clear();
+  for (auto& r : results) {
+    out.push_back(std::move(r.front().text));
+    if (hypotheses) hypotheses->push_back(std::move(r.front().hypothesis));
+  }
+  return out;
+}
+
+std::vector<std::vector<Translator::Scored>> Translator::translate_beam(const std::vector<std::string>& lines,
+                                                                      DecodeOptions options, const BeamOptions& beam,
+                                                                      TranslateStats* stats) {
+  return translate(lines, std::move(options), BeamSearch(beam), stats);
+}
+
+std::vector<Hypothesis> Translator::score(const std::vector<std::string>& sources,
+                                          const std::vector<std::string>& targets, DecodeOptions options,
+                                          TranslateStats* stats) {
+  if (sources.size() != targets.size())
+    throw UsageError(fmt::format("{} sources for {} targets", sources.size(), targets.size()));
+  TranslateStats local;
+  int64_t source_limit = 1 << 30;
+  for (const auto& m : models_) source_limit = std::min<int64_t>(source_limit, m.model_config.max_positions - 1);
+  options.max_source_len = std::min<int64_t>(options.max_source_len, source_limit);
+  std::vector<Ids> source_ids, target_ids;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    Ids src = subwords().encode(sources[i]);
+    if (static_cast<int64_t>(src.size()) > options.max_source_len - 1) {
+      src.resize(options.max_source_len - 1);
+      ++local.truncated;
+    }
+    Ids tgt = subwords().encode(targets[i]);
+    if (static_cast<int64_t>(tgt.size()) > decoding_->max_target_len() - 1)
+      throw RuntimeError(fmt::format("target {} has {} subwords; the model scores at most {}", i + 1, tgt.size(),
+                                     decoding_->max_target_len() - 1));
+    local.target_tokens += tgt.size();
+    source_ids.push_back(std::move(src));
+    target_ids.push_back(std::move(tgt));
+  }
+  local.sentences = sources.size();
+  auto results = search(*decoding_, source_ids, options, ForcedDecoding(), &target_ids);
+  std::vector<Hypothesis> out;
+  out.reserve(results.size());
+  for (auto& r : results) out.push_back(std::move(r.front()));
+  add_stats(stats, local);
+  return out;
+}
+
 viz::AttentionMap Translator::attention_map(const Hypothesis& h, const std::string& source) const {
   viz::AttentionMap m;
-  auto ids = model_.subwords.encode(source);
+  auto ids = subwords().encode(source);
   // A truncated input has fewer attention columns than subwords (one column is the EOS).
   if (!h.attention.empty()) ids.resize(std::min(ids.size(), h.attention.front().size() - 1));
-  m.source = model_.subwords.pieces(ids);
+  m.source = subwords().pieces(ids);
   if (!ids.empty()) m.source.push_back("</s>");
-  m.target = model_.subwords.pieces(h.tokens);
+  m.target = subwords().pieces(h.tokens);
   if (h.attention.size() > h.tokens.size()) m.target.push_back("</s>");
   m.weights = h.attention;
   return m;

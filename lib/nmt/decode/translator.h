@@ -1,10 +1,13 @@
 #pragma once
-// Text in, text out: subword encoding, batched decoding, detokenisation.
+// Text in, text out: subword encoding, batched decoding with any search strategy on one model
+// or an ensemble, detokenisation.
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "nmt/decode/beam.h"
 #include "nmt/decode/greedy.h"
+#include "nmt/decode/search.h"
 #include "nmt/models/model_io.h"
 #include "nmt/viz/heatmap.h"
 
@@ -16,36 +19,58 @@ struct TranslateStats {
   size_t target_tokens = 0;  // subwords produced (without EOS)
 };
 
+// One hypothesis as text.
+struct Translation {
+  std::string text;
+  Hypothesis hypothesis;
+};
+using ScoredHypothesis = Hypothesis;  // the name beam search's results had
+
 class Translator {
  public:
-  explicit Translator(models::LoadedModel model) : model_(std::move(model)) {}
+  explicit Translator(models::LoadedModel model);
+  // An ensemble: every model must use the same subword vocabulary (RuntimeError naming the
+  // first that does not); an ensemble of one is that model, bit for bit.
+  explicit Translator(std::vector<models::LoadedModel> models);
 
-  // One output line per input line; an empty (or all-space) line gives an empty line.
-  // `hypotheses`, when given, receives the decoder output (tokens, attention) per line.
+  // Per input line, the strategy's hypotheses as text, best first; an empty (or all-space)
+  // line gives one empty hypothesis. `prefixes`, when given (one per line; empty = none),
+  // forces each translation to start with that target text.
+  std::vector<std::vector<Translation>> translate(const std::vector<std::string>& lines, DecodeOptions options,
+                                                  const SearchStrategy& strategy, TranslateStats* stats = nullptr,
+                                                  const std::vector<std::string>* prefixes = nullptr);
+
+  // Greedy search, one line per line; `hypotheses`, when given, receives the decoder output
+  // (tokens, attention) per line.
   std::vector<std::string> translate(const std::vector<std::string>& lines, DecodeOptions options,
                                      TranslateStats* stats = nullptr, std::vector<Hypothesis>* hypotheses = nullptr);
 
-  // Beam search: per line, up to beam.nbest (text, hypothesis) pairs, best first; an empty
-  // line gives one empty hypothesis.
-  struct Scored {
-    std::string text;
-    ScoredHypothesis hypothesis;
-  };
+  // Beam search: per line, up to beam.nbest translations, best first.
+  using Scored = Translation;
   std::vector<std::vector<Scored>> translate_beam(const std::vector<std::string>& lines, DecodeOptions options,
                                                   const BeamOptions& beam, TranslateStats* stats = nullptr);
 
-  // The subword pieces of `source` and of a greedy hypothesis (each side ending in </s> when
-  // it does), with the hypothesis's attention rows, ready to draw.
+  // The log-probability of each target line given its source line (forced decoding through
+  // the same steps as the search): per pair, the target's tokens with their log-probabilities
+  // (EOS last). An empty source or target is scored as it is (EOS only).
+  std::vector<Hypothesis> score(const std::vector<std::string>& sources, const std::vector<std::string>& targets,
+                                DecodeOptions options, TranslateStats* stats = nullptr);
+
+  // The subword pieces of `source` and of a hypothesis (each side ending in </s> when it
+  // does), with the hypothesis's attention rows, ready to draw.
   viz::AttentionMap attention_map(const Hypothesis& hypothesis, const std::string& source) const;
 
-  models::LoadedModel& loaded() { return model_; }
-  const text::SubwordModel& subwords() const { return model_.subwords; }
+  models::LoadedModel& loaded() { return models_.front(); }
+  const std::vector<models::LoadedModel>& members() const { return models_; }
+  const text::SubwordModel& subwords() const { return models_.front().subwords; }
+  DecodingModel& decoding_model() { return *decoding_; }
 
  private:
   // Encodes the non-empty lines (truncating over-long ones); `non_empty` maps back to lines.
   std::vector<Ids> encode(const std::vector<std::string>& lines, DecodeOptions& options, std::vector<size_t>& non_empty,
                           TranslateStats& local);
-  models::LoadedModel model_;
+  std::vector<models::LoadedModel> models_;
+  std::unique_ptr<DecodingModel> decoding_;
 };
 
 }  // namespace nmt::decode

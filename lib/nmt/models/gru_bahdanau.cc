@@ -189,26 +189,27 @@ torch::Tensor GruBahdanauImpl::encode(const torch::Tensor& src, const torch::Ten
   return encoder_(src, src_mask);
 }
 
-DecoderCache GruBahdanauImpl::start(const torch::Tensor& memory, const torch::Tensor& src_mask) {
-  DecoderCache cache;
-  cache.tensors.push_back(decoder_->project_keys(memory).contiguous());
-  cache.tensors.push_back(memory.contiguous());
-  cache.tensors.push_back(AdditiveAttentionImpl::additive_mask(src_mask));
-  cache.tensors.push_back(decoder_->initial_state(memory, src_mask).contiguous());
-  using Slot = DecoderCache::Slot;  // keys, memory, mask; the hidden state is per row
-  cache.slots = {Slot::kPerSource, Slot::kPerSource, Slot::kPerSource, Slot::kPerRow};
-  return cache;
+// State entries: the attention keys (the projected memory), the memory itself and the source
+// mask follow the source sentence; the GRU's hidden state [B,L,H] follows the row.
+DecoderState GruBahdanauImpl::start(const torch::Tensor& memory, const torch::Tensor& src_mask) {
+  using Rows = DecoderState::Rows;
+  DecoderState state;
+  state.add("attention_keys", decoder_->project_keys(memory).contiguous(), Rows::kPerSource);
+  state.add("memory", memory.contiguous(), Rows::kPerSource);
+  state.add("source_mask", AdditiveAttentionImpl::additive_mask(src_mask), Rows::kPerSource);
+  state.add("hidden", decoder_->initial_state(memory, src_mask).contiguous(), Rows::kPerRow);
+  return state;
 }
 
-torch::Tensor GruBahdanauImpl::step(const torch::Tensor& prev_tokens, DecoderCache& cache) {
-  auto& slots = cache.tensors;
-  auto state = slots[3].transpose(0, 1).contiguous();  // [B,L,H] → the GRU's [L,B,H]
+torch::Tensor GruBahdanauImpl::step(const torch::Tensor& prev_tokens, DecoderState& state) {
+  torch::Tensor& hidden_rows = state.at("hidden");
+  auto hidden = hidden_rows.transpose(0, 1).contiguous();  // [B,L,H] → the GRU's [L,B,H]
   torch::Tensor weights;
-  auto out = decoder_->step(prev_tokens, state, slots[0], slots[1], slots[2],
-                            cache.record_attention ? &weights : nullptr);
-  slots[3] = state.transpose(0, 1).contiguous();
-  if (cache.record_attention) cache.attention = weights;
-  cache.position += 1;
+  auto out = decoder_->step(prev_tokens, hidden, state.at("attention_keys"), state.at("memory"),
+                            state.at("source_mask"), state.record_attention ? &weights : nullptr);
+  hidden_rows = hidden.transpose(0, 1).contiguous();
+  if (state.record_attention) state.attention = weights;
+  state.position += 1;
   return project(out);
 }
 

@@ -142,8 +142,8 @@ class GruBahdanauImpl : public Seq2SeqModelImpl {
   torch::Tensor encode(const torch::Tensor& src, const torch::Tensor& src_mask) override;
   // Cache slots, all batch-first: [0] projected keys [B,S,H], [1] memory [B,S,H],
   // [2] additive source mask [B,S], [3] decoder state [B,layers,H].
-  DecoderCache start(const torch::Tensor& memory, const torch::Tensor& src_mask) override;
-  torch::Tensor step(const torch::Tensor& prev_tokens, DecoderCache& cache) override;
+  DecoderState start(const torch::Tensor& memory, const torch::Tensor& src_mask) override;
+  torch::Tensor step(const torch::Tensor& prev_tokens, DecoderState& state) override;
   const ModelConfig& config() const override { return config_; }
 
  private:

@@ -318,20 +318,16 @@ std::vector<DecoderLayerState> DecoderImpl::start(const torch::Tensor& memory) {
 }
 
 torch::Tensor DecoderImpl::step(const torch::Tensor& tokens, int64_t position, std::vector<DecoderLayerState>& states,
-                                const torch::Tensor& src_mask, DecoderCache* attention_sink) {
+                                const torch::Tensor& src_mask, torch::Tensor* attention, Alignment alignment) {
   auto x = embeddings_(tokens.unsqueeze(1), position);
   const int64_t n = num_layers();
-  int64_t record = -1;
-  if (attention_sink && attention_sink->record_attention)
-    record = attention_sink->attention_layer < 0 ? n - 1 : std::min(attention_sink->attention_layer, n - 1);
+  const int64_t record = !attention ? -1 : alignment.layer < 0 ? n - 1 : std::min(alignment.layer, n - 1);
   for (int64_t i = 0; i < n; ++i) {
     torch::Tensor weights;
     x = layers_->ptr<DecoderLayerImpl>(i)->step(x, states[i], src_mask, i == record ? &weights : nullptr);
     if (i == record) {
       weights = weights.squeeze(2);  // [B,H,S]
-      const int64_t head = attention_sink->attention_head;
-      attention_sink->attention =
-          head < 0 ? weights.mean(1) : weights.select(1, std::min(head, weights.size(1) - 1));
+      *attention = alignment.head < 0 ? weights.mean(1) : weights.select(1, std::min(alignment.head, weights.size(1) - 1));
     }
   }
   if (!final_norm_.is_empty()) x = final_norm_(x);
@@ -340,6 +336,9 @@ torch::Tensor DecoderImpl::step(const torch::Tensor& tokens, int64_t position, s
 
 // ---------------------------------------------------------------------------------------
 TransformerImpl::TransformerImpl(const ModelConfig& config) : config_(config) {
+  for (int64_t i = 0; i < config.decoder_layers; ++i)
+    entry_names_.push_back({"layer" + std::to_string(i) + ".cross_keys", "layer" + std::to_string(i) + ".cross_values",
+                            "layer" + std::to_string(i) + ".self_projections"});
   auto make_table = [&](int64_t vocab) {
     auto table = torch::nn::Embedding(torch::nn::EmbeddingOptions(vocab, config.d_model).padding_idx(kPadId));
     torch::nn::init::normal_(table->weight, 0.0, std::pow(static_cast<double>(config.d_model), -0.5));
@@ -379,45 +378,44 @@ torch::Tensor TransformerImpl::encode(const torch::Tensor& src, const torch::Ten
   return encoder_(src, additive_mask(src_mask));
 }
 
-// Cache slots: [0] the additive source mask; [1 + 2i], [2 + 2i] layer i's cross-attention
-// keys and values; [1 + 2n] the origins table (see DecoderLayerState; undefined before the
-// first step); then, per step, one history slot per layer: its fused projection.
-DecoderCache TransformerImpl::start(const torch::Tensor& memory, const torch::Tensor& src_mask) {
-  using Slot = DecoderCache::Slot;
-  DecoderCache cache;
-  cache.tensors.push_back(additive_mask(src_mask));
-  cache.slots.push_back(Slot::kPerSource);
-  for (auto& s : decoder_->start(memory)) {
-    cache.tensors.insert(cache.tensors.end(), {s.cross_k, s.cross_v});
-    cache.slots.insert(cache.slots.end(), {Slot::kPerSource, Slot::kPerSource});
+// State entries: the additive source mask and each layer's cross-attention keys and values
+// follow the source sentence; "origins" (see DecoderLayerState; undefined before the first
+// step) follows the row; each layer's self-attention projections are a history list, one
+// tensor per step, never copied.
+DecoderState TransformerImpl::start(const torch::Tensor& memory, const torch::Tensor& src_mask) {
+  using Rows = DecoderState::Rows;
+  DecoderState state;
+  state.add("source_mask", additive_mask(src_mask), Rows::kPerSource);
+  const auto layers = decoder_->start(memory);
+  for (size_t i = 0; i < layers.size(); ++i) {
+    state.add(entry_names_[i].cross_keys, layers[i].cross_k, Rows::kPerSource);
+    state.add(entry_names_[i].cross_values, layers[i].cross_v, Rows::kPerSource);
   }
-  cache.tensors.emplace_back();
-  cache.slots.push_back(Slot::kPerRow);
-  return cache;
+  state.add("origins", torch::Tensor(), Rows::kPerRow);
+  return state;
 }
 
-torch::Tensor TransformerImpl::step(const torch::Tensor& prev_tokens, DecoderCache& cache) {
-  const int64_t n = decoder_->num_layers(), rows = prev_tokens.size(0), t = cache.position;
-  const size_t origins_slot = static_cast<size_t>(1 + 2 * n), history = origins_slot + 1;
-  TORCH_CHECK(cache.tensors.size() == history + static_cast<size_t>(n * t), "Transformer::step: not this model's cache");
+torch::Tensor TransformerImpl::step(const torch::Tensor& prev_tokens, DecoderState& state) {
+  const int64_t n = decoder_->num_layers(), rows = prev_tokens.size(0);
   // Each row's own position t lives in its row of this step's projection.
-  auto& origins = cache.tensors[origins_slot];
+  auto& origins = state.at("origins");
   auto here = torch::arange(rows, torch::TensorOptions().dtype(torch::kLong).device(prev_tokens.device())).unsqueeze(1);
   origins = origins.defined() ? torch::cat({origins, here}, 1) : here;
-  std::vector<DecoderLayerState> states(n);
+  std::vector<DecoderLayerState> layers(n);
   for (int64_t i = 0; i < n; ++i) {
-    states[i].cross_k = cache.tensors[1 + 2 * i];
-    states[i].cross_v = cache.tensors[2 + 2 * i];
-    states[i].origins = origins;
-    states[i].self_steps.reserve(static_cast<size_t>(t + 1));
-    for (int64_t tau = 0; tau < t; ++tau) states[i].self_steps.push_back(cache.tensors[history + tau * n + i]);
+    const auto& names = entry_names_[static_cast<size_t>(i)];
+    layers[i].cross_k = state.at(names.cross_keys);
+    layers[i].cross_v = state.at(names.cross_values);
+    layers[i].origins = origins;
+    layers[i].self_steps = std::move(state.history(names.self_projections));  // moved in and back: no copies
   }
-  auto hidden = decoder_->step(prev_tokens, cache.position, states, cache.tensors[0], &cache);
-  for (int64_t i = 0; i < n; ++i) {
-    cache.tensors.push_back(states[i].self_steps.back());
-    cache.slots.push_back(DecoderCache::Slot::kHistory);
-  }
-  cache.position += 1;
+  auto hidden = decoder_->step(prev_tokens, state.position, layers, state.at("source_mask"),
+                               state.record_attention ? &state.attention : nullptr, alignment_);
+  for (int64_t i = 0; i < n; ++i)
+    state.history(entry_names_[static_cast<size_t>(i)].self_projections) = std::move(layers[i].self_steps);
+  TORCH_CHECK(state.history(entry_names_[0].self_projections).size() == static_cast<size_t>(state.position + 1),
+              "Transformer::step: not this model's state");
+  state.position += 1;
   return project(hidden);
 }
 

@@ -196,14 +196,24 @@ class EncoderImpl : public torch::nn::Module {
 };
 TORCH_MODULE(Encoder);
 
+// Which cross-attention a Transformer reports as its alignment.
+struct AlignmentChoice {
+  int64_t layer = -1;  // decoder layer, -1 = the last
+  int64_t head = -1;   // head, -1 = the mean of the heads
+};
+
 class DecoderImpl : public torch::nn::Module {
  public:
   DecoderImpl(const ModelConfig& config, Embeddings embeddings);
   // Teacher-forced: tgt_in [B,T] → hidden states [B,T,d].
   torch::Tensor forward(const torch::Tensor& tgt_in, const torch::Tensor& memory, const torch::Tensor& src_mask);
   // One position: tokens [B] → hidden [B,d]; states one per layer.
+  // With `attention`, also the cross-attention of decoder layer `alignment.layer` (-1: the
+  // last), head `alignment.head` (-1: the mean of the heads), [B,S].
+  using Alignment = AlignmentChoice;
   torch::Tensor step(const torch::Tensor& tokens, int64_t position, std::vector<DecoderLayerState>& states,
-                     const torch::Tensor& src_mask, DecoderCache* attention_sink = nullptr);
+                     const torch::Tensor& src_mask, torch::Tensor* attention = nullptr,
+                     AlignmentChoice alignment = AlignmentChoice());
   std::vector<DecoderLayerState> start(const torch::Tensor& memory);
   int64_t num_layers() const { return static_cast<int64_t>(layers_->size()); }
 
@@ -221,9 +231,14 @@ class TransformerImpl : public Seq2SeqModelImpl {
   explicit TransformerImpl(const ModelConfig& config);
   torch::Tensor forward(const torch::Tensor& src, const torch::Tensor& src_mask, const torch::Tensor& tgt_in) override;
   torch::Tensor encode(const torch::Tensor& src, const torch::Tensor& src_mask) override;
-  DecoderCache start(const torch::Tensor& memory, const torch::Tensor& src_mask) override;
-  torch::Tensor step(const torch::Tensor& prev_tokens, DecoderCache& cache) override;
+  DecoderState start(const torch::Tensor& memory, const torch::Tensor& src_mask) override;
+  torch::Tensor step(const torch::Tensor& prev_tokens, DecoderState& state) override;
   const ModelConfig& config() const override { return config_; }
+
+  // Which cross-attention a step reports as the alignment when the state records attention:
+  // decoder layer `layer` (-1: the last) and head `head` (-1: the mean of the heads), as
+  // fairseq's --alignment-layer/--alignment-heads. Out-of-range values are clamped.
+  void set_alignment(int64_t layer, int64_t head) { alignment_ = {layer, head}; }
 
   // Additive mask [B,1,1,S] (0 on real tokens, -1e9 on padding) from a bool [B,S] mask.
   static torch::Tensor additive_mask(const torch::Tensor& src_mask);
@@ -235,6 +250,11 @@ class TransformerImpl : public Seq2SeqModelImpl {
   Encoder encoder_{nullptr};
   Decoder decoder_{nullptr};
   torch::nn::Linear output_{nullptr};  // only when the output is not tied
+  AlignmentChoice alignment_;
+  struct LayerEntryNames {
+    std::string cross_keys, cross_values, self_projections;
+  };
+  std::vector<LayerEntryNames> entry_names_;  // the state's names per decoder layer, made once
 };
 TORCH_MODULE(Transformer);
 

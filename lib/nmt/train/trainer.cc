@@ -174,14 +174,10 @@ ValidResult validate(models::Seq2SeqModelImpl& model, const text::SubwordModel& 
     d.max_len_b = o.valid_max_len_b;
     std::vector<std::string> out;
     out.reserve(valid.src.size());
-    if (o.valid_beam > 1) {
-      decode::BeamOptions beam;
-      beam.beam = o.valid_beam;
-      for (const auto& n : decode::beam_search(model, valid.src, d, beam))
-        out.push_back(n.empty() ? std::string() : sp.decode(n.front().tokens));
-    } else {
-      for (const auto& h : decode::greedy_decode(model, valid.src, d)) out.push_back(sp.decode(h.tokens));
-    }
+    decode::BeamOptions beam;
+    beam.beam = o.valid_beam;
+    for (const auto& n : decode::search(model, valid.src, d, *decode::make_search_strategy(beam)))
+      out.push_back(n.empty() ? std::string() : sp.decode(n.front().tokens));
     r.bleu = metrics::BleuScorer().corpus_score(out, {valid.tgt_text}).score;
   }
   if (was_training) model.train();

@@ -1,0 +1,40 @@
+#pragma once
+// Random sampling of each next token (back-translation, diverse outputs): from the whole
+// distribution sharpened or flattened by a temperature, restricted to the k most probable
+// tokens (top-k) or to the smallest set holding probability p (nucleus, top-p).
+#include <cstdint>
+#include <string>
+
+#include "nmt/decode/greedy.h"
+
+namespace nmt::decode {
+
+struct SamplingOptions {
+  int64_t top_k = 0;         // sample among the k most probable tokens; 0 = no limit
+  double top_p = 1.0;        // sample among the most probable tokens holding probability p
+  double temperature = 1.0;  // the scores are divided by it before the softmax
+  uint64_t seed = 0;
+};
+
+// "top-k:K" (K >= 1) or "top-p:P" (0 < P <= 1) into `options`; UsageError naming --sampling.
+void parse_sampling(const std::string& spec, SamplingOptions& options);
+
+// Reproducible for a seed whatever the batching: sentence i of the input draws from its own
+// generator, seeded by (seed, i). Hypothesis::log_prob is the model's own log-probability of
+// the sampled tokens (temperature 1, no restriction), as greedy search would report it.
+class SamplingSearch final : public SearchStrategy {
+ public:
+  explicit SamplingSearch(SamplingOptions options) : options_(options) {}
+  void validate() const override;
+  std::vector<SearchResult> search(SearchBatch& batch, const DecodeOptions& options) const override;
+
+  // The tokens row `scores` [V] may be sampled from under `options`, with their
+  // probabilities (summing to 1), most probable first: what the tests check the support of.
+  static std::vector<std::pair<int64_t, double>> candidates(const float* scores, int64_t vocab,
+                                                            const SamplingOptions& options);
+
+ private:
+  SamplingOptions options_;
+};
+
+}  // namespace nmt::decode

@@ -1,0 +1,110 @@
+#include "nmt/decode/search.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "nmt/tensor/device.h"
+
+namespace nmt::decode {
+
+std::vector<std::vector<size_t>> length_sorted_batches(const std::vector<Ids>& sources, const DecodeOptions& options) {
+  std::vector<size_t> order(sources.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return sources[a].size() > sources[b].size(); });
+  std::vector<std::vector<size_t>> batches;
+  std::vector<size_t> current;
+  for (size_t idx : order) {
+    // Sorted decreasingly, so the first sentence of a batch is its longest.
+    const int64_t width = current.empty() ? 0 : static_cast<int64_t>(sources[current.front()].size()) + 1;
+    const bool full = static_cast<int64_t>(current.size()) >= options.max_sentences ||
+                      (options.max_tokens > 0 && width * static_cast<int64_t>(current.size() + 1) > options.max_tokens);
+    if (!current.empty() && full) {
+      batches.push_back(std::move(current));
+      current.clear();
+    }
+    current.push_back(idx);
+  }
+  if (!current.empty()) batches.push_back(std::move(current));
+  return batches;
+}
+
+std::vector<float> attention_row(const torch::Tensor& attention, int64_t row, int64_t width) {
+  const float* p = attention.data_ptr<float>() + row * attention.size(1);
+  return std::vector<float>(p, p + width);
+}
+
+namespace {
+
+const Ids kNoPrefix;
+
+// Encodes one batch, starts the decoder and works out each row's limits: what every strategy
+// needs before its first step.
+SearchBatch start_batch(DecodingModel& model, const std::vector<Ids>& sources, const std::vector<size_t>& ids,
+                        const DecodeOptions& options, const std::vector<Ids>* prefixes) {
+  std::vector<const Ids*> rows;
+  for (size_t i : ids) rows.push_back(&sources[i]);
+  // The model's device (the CPU unless trained or loaded with --device cuda); host reads of
+  // the chosen tokens go through .to(kCPU), which is free on the CPU.
+  const torch::Device device = model.device();
+  Batch batch = to_device(make_source_batch(rows, options.max_source_len), device);
+  SearchBatch out{model, model.start(batch.src, batch.src_mask), device, ids, {}, {}, {}};
+  out.state.record_attention = options.record_attention;
+  const int64_t longest_output = model.max_target_len();
+  for (size_t b = 0; b < ids.size(); ++b) {
+    const int64_t src_len = static_cast<int64_t>(std::min<size_t>(rows[b]->size(), options.max_source_len - 1));
+    const Ids* prefix = prefixes ? &(*prefixes)[ids[b]] : &kNoPrefix;
+    // The length limit counts the tokens searched after the prefix.
+    const int64_t searched = std::max<int64_t>(1, static_cast<int64_t>(options.max_len_a * src_len) + options.max_len_b);
+    out.source_len.push_back(src_len + 1);
+    out.limit.push_back(std::min(static_cast<int64_t>(prefix->size()) + searched, longest_output));
+    out.prefix.push_back(prefix);
+  }
+  return out;
+}
+
+// Evaluation mode for the search, the previous mode restored after it.
+class EvalModeGuard {
+ public:
+  explicit EvalModeGuard(DecodingModel& model) : models_(model.models()) {
+    for (auto* m : models_) {
+      was_training_.push_back(m->is_training());
+      m->eval();
+    }
+  }
+  ~EvalModeGuard() {
+    for (size_t i = 0; i < models_.size(); ++i)
+      if (was_training_[i]) models_[i]->train();
+  }
+
+ private:
+  std::vector<models::Seq2SeqModelImpl*> models_;
+  std::vector<bool> was_training_;
+};
+
+}  // namespace
+
+std::vector<SearchResult> search(DecodingModel& model, const std::vector<Ids>& sources, const DecodeOptions& options,
+                                 const SearchStrategy& strategy, const std::vector<Ids>* prefixes) {
+  strategy.validate();
+  TORCH_CHECK(!prefixes || prefixes->size() == sources.size(), "search: one prefix per source");
+  torch::InferenceMode inference;
+  EvalModeGuard eval(model);
+  std::vector<SearchResult> out(sources.size());
+  for (const auto& ids : length_sorted_batches(sources, options)) {
+    SearchBatch batch = start_batch(model, sources, ids, options, prefixes);
+    auto results = strategy.search(batch, options);
+    for (size_t b = 0; b < ids.size(); ++b) out[ids[b]] = std::move(results[b]);
+    if (options.on_batch_done) options.on_batch_done(ids.size());
+  }
+  return out;
+}
+
+std::vector<SearchResult> search(models::Seq2SeqModelImpl& model, const std::vector<Ids>& sources,
+                                 const DecodeOptions& options, const SearchStrategy& strategy,
+                                 const std::vector<Ids>* prefixes) {
+  SingleModel single(model);
+  return search(single, sources, options, strategy, prefixes);
+}
+
+}  // namespace nmt::decode

@@ -1,0 +1,80 @@
+#pragma once
+// One way to decode: a search strategy (greedy, beam, sampling, forced scoring) run by one
+// driver that sorts sentences into batches, encodes them and starts the decoder state, on
+// one model or an ensemble, with one result type (CTranslate2's SearchStrategy and
+// DecodingResult).
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "nmt/decode/decoding_model.h"
+#include "nmt/tensor/batch.h"
+
+namespace nmt::decode {
+
+struct DecodeOptions {
+  int64_t max_sentences = 64;     // sentences per batch
+  int64_t max_tokens = 0;         // padded source tokens per batch, 0 = no limit
+  double max_len_a = 1.5;         // a target may be at most a·src_len + b tokens (after any prefix)
+  int64_t max_len_b = 10;
+  int64_t max_source_len = 1022;  // longer sources are truncated (counted by the caller)
+  bool record_attention = false;  // Hypothesis::attention, from every strategy
+  bool return_token_log_probs = false;  // Hypothesis::token_log_probs
+  // Called after each batch with the number of sentences it finished (progress displays).
+  std::function<void(size_t)> on_batch_done;
+};
+
+struct Hypothesis {
+  Ids tokens;              // without BOS/EOS (a forced prefix included)
+  double score = 0;        // what the strategy ranked: log_prob / length penalty for beam search,
+                           // log_prob otherwise (0 for greedy search without token log-probs)
+  double log_prob = 0;     // sum of the token log-probabilities, EOS included when emitted
+  // When asked for: the log-probability of each token, then of the EOS when one was emitted.
+  std::vector<double> token_log_probs;
+  // When recorded: for each target token (and the final EOS), the attention over the source
+  // tokens (including the source EOS), each row summing to 1.
+  std::vector<std::vector<float>> attention;
+};
+
+// Per source, the strategy's hypotheses, best first (one for greedy search and sampling).
+using SearchResult = std::vector<Hypothesis>;
+
+// One batch as the driver hands it to a strategy: the model's started state and, per row,
+// everything the strategy needs to know about its sentence.
+struct SearchBatch {
+  DecodingModel& model;
+  models::DecoderState state;
+  torch::Device device;
+  std::vector<size_t> source_index;  // row → position in the driver's input
+  std::vector<int64_t> source_len;   // row → source tokens including EOS (attention width)
+  std::vector<int64_t> limit;        // row → maximum output tokens without EOS (prefix included)
+  std::vector<const Ids*> prefix;    // row → forced target prefix (never null; may be empty)
+  int64_t rows() const { return static_cast<int64_t>(source_index.size()); }
+};
+
+class SearchStrategy {
+ public:
+  virtual ~SearchStrategy() = default;
+  // Checks the strategy's own options (UsageError naming the option), before any work.
+  virtual void validate() const {}
+  // Decodes one batch: per row, its hypotheses best first.
+  virtual std::vector<SearchResult> search(SearchBatch& batch, const DecodeOptions& options) const = 0;
+};
+
+// Translates `sources` (subword ids) with `strategy`, one result per source in input order.
+// Sentences are sorted by length into batches. `prefixes`, when given (one per source, empty
+// for none), forces each output to start with those target subwords.
+std::vector<SearchResult> search(DecodingModel& model, const std::vector<Ids>& sources, const DecodeOptions& options,
+                                 const SearchStrategy& strategy, const std::vector<Ids>* prefixes = nullptr);
+// The same on one model.
+std::vector<SearchResult> search(models::Seq2SeqModelImpl& model, const std::vector<Ids>& sources,
+                                 const DecodeOptions& options, const SearchStrategy& strategy,
+                                 const std::vector<Ids>* prefixes = nullptr);
+
+// Orders indices by decreasing source length and cuts them into batches.
+std::vector<std::vector<size_t>> length_sorted_batches(const std::vector<Ids>& sources, const DecodeOptions& options);
+
+// The attention row of `row` in [rows, S] float CPU `attention`, cut to `width` source tokens.
+std::vector<float> attention_row(const torch::Tensor& attention, int64_t row, int64_t width);
+
+}  // namespace nmt::decode

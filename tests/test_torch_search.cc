@@ -1,0 +1,528 @@
+// One search interface: named decoder state, ensembles, forced prefixes, sampling, forced
+// scoring, and attention from every strategy.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#include "nmt/decode/beam.h"
+#include "nmt/decode/forced.h"
+#include "nmt/decode/greedy.h"
+#include "nmt/decode/sampling.h"
+#include "nmt/models/model.h"
+#include "nmt/util/error.h"
+#include "test_support.h"
+
+using namespace nmt;
+using namespace nmt::models;
+
+namespace {
+
+Seq2SeqModel random_model(const std::string& type, uint64_t seed = 5) {
+  torch::manual_seed(seed);
+  ModelConfig c;
+  c.type = type;
+  c.src_vocab = c.tgt_vocab = 12;
+  c.d_model = 16; c.heads = 2; c.ffn = 32; c.encoder_layers = 2; c.decoder_layers = 2;
+  c.embedding = 16; c.hidden = 16; c.rnn_layers = 2;
+  c.dropout = 0.0;
+  auto m = make_model(c);
+  m->eval();
+  return m;
+}
+
+std::vector<Ids> sources() { return {{4, 5, 6, 7}, {8, 9}, {10, 11, 4, 5, 6, 7, 8}, {9}}; }
+
+decode::DecodeOptions short_outputs() {
+  decode::DecodeOptions d;
+  d.max_len_b = 6;
+  return d;
+}
+
+decode::BeamOptions beam_of(int64_t k, int64_t nbest = 1) {
+  decode::BeamOptions b;
+  b.beam = k;
+  b.nbest = nbest;
+  return b;
+}
+
+bool starts_with(const Ids& tokens, const Ids& prefix) {
+  return tokens.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), tokens.begin());
+}
+
+// --- decoder state ------------------------------------------------------------------------
+
+TEST(DecoderState, EntriesFollowTheirOwnRule) {
+  DecoderState s;
+  s.add("per_row", torch::arange(4).view({4, 1}), DecoderState::Rows::kPerRow);
+  s.add("per_source", torch::arange(2).view({2, 1}) * 10, DecoderState::Rows::kPerSource);
+  s.history("steps").push_back(torch::arange(4));
+  s.select(torch::tensor({3, 1}, torch::kLong), torch::tensor({1}, torch::kLong));
+  EXPECT_TRUE(s.at("per_row").view(-1).equal(torch::tensor({3, 1})));
+  EXPECT_TRUE(s.at("per_source").view(-1).equal(torch::tensor({10})));
+  EXPECT_TRUE(s.history("steps").front().equal(torch::arange(4))) << "history is never reordered";
+  // No sources given: the per-source entries stay as they are (beams reordered within sources).
+  s.select(torch::tensor({1, 0}, torch::kLong), torch::Tensor());
+  EXPECT_TRUE(s.at("per_row").view(-1).equal(torch::tensor({1, 3})));
+  EXPECT_TRUE(s.at("per_source").view(-1).equal(torch::tensor({10})));
+}
+
+TEST(DecoderState, UnknownOrRepeatedNamesAreRefused) {
+  DecoderState s;
+  s.add("a", torch::zeros({1}), DecoderState::Rows::kPerRow);
+  EXPECT_THROW(s.add("a", torch::zeros({1}), DecoderState::Rows::kPerRow), c10::Error);
+  EXPECT_THROW(s.at("b"), c10::Error);
+  EXPECT_TRUE(s.contains("a"));
+  EXPECT_FALSE(s.contains("b"));
+}
+
+TEST(DecoderState, ModelsDeclareNamedEntries) {
+  auto t = random_model("transformer");
+  auto src = torch::tensor({{4, 5, 3}}, torch::kLong);
+  auto state = t->start(t->encode(src, src.ne(0)), src.ne(0));
+  for (const char* name : {"source_mask", "layer0.cross_keys", "layer1.cross_values", "origins"})
+    EXPECT_TRUE(state.contains(name)) << name;
+  auto g = random_model("gru");
+  auto gstate = g->start(g->encode(src, src.ne(0)), src.ne(0));
+  for (const char* name : {"attention_keys", "memory", "source_mask", "hidden"}) EXPECT_TRUE(gstate.contains(name)) << name;
+}
+
+class SearchTest : public ::testing::TestWithParam<std::string> {};
+
+// --- attention from every strategy ---------------------------------------------------------
+
+TEST_P(SearchTest, EveryStrategyRecordsAttention) {
+  auto model = random_model(GetParam());
+  auto d = short_outputs();
+  d.record_attention = true;
+  decode::SamplingOptions sampling;
+  sampling.top_k = 3;
+  const decode::GreedySearch greedy;
+  const decode::BeamSearch beam(beam_of(3, 2));
+  const decode::SamplingSearch sample(sampling);
+  const auto src = sources();
+  for (const decode::SearchStrategy* strategy : std::vector<const decode::SearchStrategy*>{&greedy, &beam, &sample}) {
+    auto results = decode::search(*model, src, d, *strategy);
+    for (size_t i = 0; i < src.size(); ++i)
+      for (const auto& h : results[i]) {
+        // One row per emitted token, plus one for the EOS when it was emitted.
+        ASSERT_GE(h.attention.size(), h.tokens.size());
+        ASSERT_LE(h.attention.size(), h.tokens.size() + 1);
+        for (const auto& row : h.attention) {
+          ASSERT_EQ(row.size(), src[i].size() + 1);
+          double sum = 0;
+          for (float w : row) sum += w;
+          EXPECT_NEAR(sum, 1.0, 1e-4);
+        }
+      }
+  }
+}
+
+// --- forced prefixes -------------------------------------------------------------------------
+
+TEST_P(SearchTest, OutputsStartWithTheirPrefixGreedyAndBeam) {
+  auto model = random_model(GetParam());
+  const auto d = short_outputs();
+  const auto src = sources();
+  const std::vector<Ids> prefixes = {{7, 7, 7}, {}, {5}, {11, 10}};
+  for (const auto& strategy : {decode::make_search_strategy(beam_of(1)), decode::make_search_strategy(beam_of(4, 2))}) {
+    auto results = decode::search(*model, src, d, *strategy, &prefixes);
+    for (size_t i = 0; i < src.size(); ++i)
+      for (const auto& h : results[i]) EXPECT_TRUE(starts_with(h.tokens, prefixes[i])) << "sentence " << i;
+  }
+}
+
+TEST_P(SearchTest, EmptyPrefixesEqualNoPrefix) {
+  auto model = random_model(GetParam());
+  const auto d = short_outputs();
+  const auto src = sources();
+  const std::vector<Ids> empty(src.size());
+  for (const auto& strategy : {decode::make_search_strategy(beam_of(1)), decode::make_search_strategy(beam_of(3, 3))}) {
+    auto with = decode::search(*model, src, d, *strategy, &empty);
+    auto without = decode::search(*model, src, d, *strategy);
+    for (size_t i = 0; i < src.size(); ++i) {
+      ASSERT_EQ(with[i].size(), without[i].size());
+      for (size_t k = 0; k < with[i].size(); ++k) {
+        EXPECT_EQ(with[i][k].tokens, without[i][k].tokens);
+        EXPECT_EQ(with[i][k].score, without[i][k].score);
+      }
+    }
+  }
+}
+
+// A prefix that is what greedy search would produce anyway changes nothing.
+TEST_P(SearchTest, ThePrefixGreedyWouldChooseChangesNothing) {
+  auto model = random_model(GetParam());
+  const auto d = short_outputs();
+  const auto src = sources();
+  auto free_run = decode::search(*model, src, d, decode::GreedySearch());
+  std::vector<Ids> prefixes;
+  for (const auto& r : free_run) prefixes.push_back(Ids(r.front().tokens.begin(), r.front().tokens.begin() + std::min<size_t>(2, r.front().tokens.size())));
+  auto forced = decode::search(*model, src, d, decode::GreedySearch(), &prefixes);
+  for (size_t i = 0; i < src.size(); ++i) EXPECT_EQ(forced[i].front().tokens, free_run[i].front().tokens);
+}
+
+// --- sampling --------------------------------------------------------------------------------
+
+TEST_P(SearchTest, SamplingIsReproducibleForASeedWhateverTheBatching) {
+  auto model = random_model(GetParam());
+  const auto d = short_outputs();
+  decode::SamplingOptions o;
+  o.top_p = 0.95;
+  o.temperature = 2.0;
+  o.seed = 11;
+  const auto src = sources();
+  auto a = decode::search(*model, src, d, decode::SamplingSearch(o));
+  auto b = decode::search(*model, src, d, decode::SamplingSearch(o));
+  auto one_by_one = d;
+  one_by_one.max_sentences = 1;
+  auto c = decode::search(*model, src, one_by_one, decode::SamplingSearch(o));
+  for (size_t i = 0; i < src.size(); ++i) {
+    EXPECT_EQ(a[i].front().tokens, b[i].front().tokens);
+    EXPECT_EQ(a[i].front().tokens, c[i].front().tokens) << "batched and alone differ";
+  }
+  // Another seed draws something else somewhere (20 draws of flat distributions).
+  std::vector<Ids> many(20, Ids{4, 5, 6, 7, 8, 9});
+  o.temperature = 50.0;
+  auto s1 = decode::search(*model, many, d, decode::SamplingSearch(o));
+  o.seed = 12;
+  auto s2 = decode::search(*model, many, d, decode::SamplingSearch(o));
+  bool differ = false;
+  for (size_t i = 0; i < many.size(); ++i) differ |= s1[i].front().tokens != s2[i].front().tokens;
+  EXPECT_TRUE(differ);
+}
+
+TEST_P(SearchTest, TopKOfOneIsGreedy) {
+  auto model = random_model(GetParam());
+  const auto d = short_outputs();
+  decode::SamplingOptions o;
+  o.top_k = 1;
+  auto sampled = decode::search(*model, sources(), d, decode::SamplingSearch(o));
+  auto greedy = decode::search(*model, sources(), d, decode::GreedySearch());
+  for (size_t i = 0; i < sampled.size(); ++i) EXPECT_EQ(sampled[i].front().tokens, greedy[i].front().tokens);
+}
+
+TEST(Sampling, CandidatesAreTheTopKOrTheNucleus) {
+  // Probabilities 0.5, 0.25, 0.125, 0.0625, 0.0625 (as logits: log of them).
+  const std::vector<float> logits = {std::log(0.0625f), std::log(0.5f), std::log(0.125f), std::log(0.25f), std::log(0.0625f)};
+  decode::SamplingOptions o;
+  o.top_k = 2;
+  auto k2 = decode::SamplingSearch::candidates(logits.data(), 5, o);
+  ASSERT_EQ(k2.size(), 2u);
+  EXPECT_EQ(k2[0].first, 1);
+  EXPECT_EQ(k2[1].first, 3);
+  EXPECT_NEAR(k2[0].second, 2.0 / 3.0, 1e-6);
+  o.top_k = 0;
+  o.top_p = 0.8;  // 0.5 + 0.25 < 0.8 <= 0.5 + 0.25 + 0.125
+  auto p = decode::SamplingSearch::candidates(logits.data(), 5, o);
+  std::set<int64_t> ids;
+  for (auto& c : p) ids.insert(c.first);
+  EXPECT_EQ(ids, (std::set<int64_t>{1, 3, 2}));
+  double total = 0;
+  for (auto& c : p) total += c.second;
+  EXPECT_NEAR(total, 1.0, 1e-9);
+  // A temperature below 1 sharpens: the best token's share grows.
+  o.top_p = 1.0;
+  o.temperature = 0.5;
+  EXPECT_GT(decode::SamplingSearch::candidates(logits.data(), 5, o).front().second, 0.5 + 1e-3);
+}
+
+// Every sampled token lies in the top-k set of its step: check by forced re-scoring that no
+// token outside the k most probable was ever drawn.
+TEST_P(SearchTest, SampledTokensStayInsideTopK) {
+  auto model = random_model(GetParam());
+  const auto d = short_outputs();
+  decode::SamplingOptions o;
+  o.top_k = 2;
+  o.temperature = 5.0;
+  o.seed = 3;
+  const auto src = sources();
+  auto sampled = decode::search(*model, src, d, decode::SamplingSearch(o));
+  for (size_t i = 0; i < src.size(); ++i) {
+    const auto& h = sampled[i].front();
+    // Replay: at each step, the sampled token must rank in the top 2 of the model's scores.
+    decode::SingleModel single(*model);
+    torch::InferenceMode guard;
+    std::vector<const Ids*> rows{&src[i]};
+    Batch b = make_source_batch(rows);
+    auto state = single.start(b.src, b.src_mask);
+    auto prev = torch::full({1}, kBosId, torch::kLong);
+    for (size_t t = 0; t < h.tokens.size(); ++t) {
+      auto scores = single.step(prev, state);
+      auto top2 = std::get<1>(scores.topk(2, -1));
+      const int64_t tok = h.tokens[t];
+      EXPECT_TRUE(top2[0][0].item<int64_t>() == tok || top2[0][1].item<int64_t>() == tok) << "sentence " << i << " step " << t;
+      prev = torch::full({1}, tok, torch::kLong);
+    }
+  }
+}
+
+TEST(Sampling, BadSpecificationsAreUsageErrors) {
+  decode::SamplingOptions o;
+  for (const char* bad : {"top-k:0", "top-k:-1", "top-k:x", "top-p:0", "top-p:1.5", "top-p:nan", "top-z:3", "top-k"})
+    EXPECT_THROW(decode::parse_sampling(bad, o), UsageError) << bad;
+  decode::parse_sampling("top-k:40", o);
+  EXPECT_EQ(o.top_k, 40);
+  decode::parse_sampling("top-p:0.9", o);
+  EXPECT_DOUBLE_EQ(o.top_p, 0.9);
+  o.temperature = 0;
+  EXPECT_THROW(decode::SamplingSearch(o).validate(), UsageError);
+}
+
+// --- forced scoring ------------------------------------------------------------------------
+
+// Scoring beam search's own outputs gives the log-probabilities the search reported.
+TEST_P(SearchTest, ForcedScoringEqualsTheBeamSearchScore) {
+  auto model = random_model(GetParam());
+  auto d = short_outputs();
+  const auto src = sources();
+  auto beam = decode::search(*model, src, d, decode::BeamSearch(beam_of(4)));
+  std::vector<Ids> outputs;
+  for (const auto& r : beam) outputs.push_back(r.front().tokens);
+  auto scored = decode::search(*model, src, d, decode::ForcedDecoding(), &outputs);
+  for (size_t i = 0; i < src.size(); ++i) {
+    const auto& h = scored[i].front();
+    EXPECT_EQ(h.tokens, outputs[i]);
+    ASSERT_EQ(h.token_log_probs.size(), outputs[i].size() + 1) << "every token and the EOS";
+    // Only when the search ended on EOS (not cut by the length limit) is EOS part of its score.
+    if (static_cast<int64_t>(outputs[i].size()) < static_cast<int64_t>(d.max_len_a * src[i].size()) + d.max_len_b)
+      EXPECT_NEAR(h.log_prob, beam[i].front().log_prob, 1e-4) << "sentence " << i;
+    double sum = 0;
+    for (double lp : h.token_log_probs) sum += lp;
+    EXPECT_NEAR(sum, h.log_prob, 1e-9);
+  }
+}
+
+TEST_P(SearchTest, GreedyTokenLogProbsEqualForcedScoring) {
+  auto model = random_model(GetParam());
+  auto d = short_outputs();
+  d.return_token_log_probs = true;
+  const auto src = sources();
+  auto greedy = decode::search(*model, src, d, decode::GreedySearch());
+  std::vector<Ids> outputs;
+  for (const auto& r : greedy) outputs.push_back(r.front().tokens);
+  auto scored = decode::search(*model, src, d, decode::ForcedDecoding(), &outputs);
+  for (size_t i = 0; i < src.size(); ++i) {
+    const auto& g = greedy[i].front();
+    const auto& f = scored[i].front();
+    for (size_t t = 0; t < g.token_log_probs.size(); ++t) EXPECT_NEAR(g.token_log_probs[t], f.token_log_probs[t], 1e-4);
+  }
+}
+
+// --- ensembles -----------------------------------------------------------------------------
+
+TEST_P(SearchTest, AnEnsembleOfOneIsTheModelExactly) {
+  auto model = random_model(GetParam());
+  auto d = short_outputs();
+  d.return_token_log_probs = true;
+  auto ensemble = decode::make_decoding_model({model.get()});
+  for (const auto& strategy : {decode::make_search_strategy(beam_of(1)), decode::make_search_strategy(beam_of(4, 2))}) {
+    auto alone = decode::search(*model, sources(), d, *strategy);
+    auto one = decode::search(*ensemble, sources(), d, *strategy);
+    for (size_t i = 0; i < alone.size(); ++i)
+      for (size_t k = 0; k < alone[i].size(); ++k) {
+        EXPECT_EQ(one[i][k].tokens, alone[i][k].tokens);
+        EXPECT_EQ(one[i][k].log_prob, alone[i][k].log_prob);  // bit for bit
+      }
+  }
+}
+
+// Two copies of one model average to that model: the same outputs, the same scores.
+TEST_P(SearchTest, AnEnsembleOfTwinsMatchesTheModel) {
+  auto model = random_model(GetParam());
+  auto twin = random_model(GetParam());
+  decode::Ensemble ensemble({model.get(), twin.get()});
+  auto d = short_outputs();
+  for (const auto& strategy : {decode::make_search_strategy(beam_of(1)), decode::make_search_strategy(beam_of(3))}) {
+    auto alone = decode::search(*model, sources(), d, *strategy);
+    auto both = decode::search(ensemble, sources(), d, *strategy);
+    for (size_t i = 0; i < alone.size(); ++i) EXPECT_EQ(both[i].front().tokens, alone[i].front().tokens);
+  }
+}
+
+// A Transformer and a GRU decode together; each step's distribution is the normalised mean of
+// the members' log-probabilities.
+TEST(Ensemble, TransformerAndGruMixStepByStep) {
+  auto t = random_model("transformer", 1);
+  auto g = random_model("gru", 2);
+  decode::Ensemble ensemble({t.get(), g.get()});
+  torch::InferenceMode guard;
+  auto src = torch::tensor({{4, 5, 6, 3}, {7, 3, 0, 0}}, torch::kLong);
+  auto state = ensemble.start(src, src.ne(0));
+  auto ts = t->start(t->encode(src, src.ne(0)), src.ne(0));
+  auto gs = g->start(g->encode(src, src.ne(0)), src.ne(0));
+  auto prev = torch::full({2}, kBosId, torch::kLong);
+  for (int step = 0; step < 3; ++step) {
+    auto mixed = ensemble.step(prev, state);
+    auto expected = (torch::log_softmax(t->step(prev, ts), -1) + torch::log_softmax(g->step(prev, gs), -1)) / 2;
+    EXPECT_TRUE(torch::allclose(mixed, expected, 1e-5, 1e-6)) << "step " << step;
+    // Reordering the rows reorders both members' states.
+    auto order = torch::tensor({1, 0}, torch::kLong);
+    state.select(order);
+    ts.select(order);
+    gs.select(order);
+    prev = torch::tensor({5, 6}, torch::kLong);
+  }
+  auto d = short_outputs();
+  d.record_attention = true;
+  for (const auto& strategy : {decode::make_search_strategy(beam_of(1)), decode::make_search_strategy(beam_of(3))}) {
+    auto results = decode::search(ensemble, sources(), d, *strategy);
+    ASSERT_EQ(results.size(), sources().size());
+    for (const auto& r : results) EXPECT_FALSE(r.empty());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, SearchTest, ::testing::Values("transformer", "gru"));
+
+// --- the command line ----------------------------------------------------------------------
+
+using nmt::test::fixture;
+using nmt::test::nmt_binary;
+using nmt::test::run_command;
+using nmt::test::slurp;
+
+// Two tiny models trained once: A, and B with another subword vocabulary.
+class SearchCli : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new nmt::test::TempDir("nmt-search");
+    for (const auto& [name, extra] : {std::pair<std::string, std::string>{"a", ""}, {"b", " --vocab-size 90"}}) {
+      auto r = run_command(nmt_binary() + " train --preset transformer-tiny --train " + fixture("tiny") + " --valid " +
+                           fixture("tiny") + " --out " + dir_->file(name) +
+                           " --max-steps 200 --valid-every 100 --log-every 50 --lr 5e-3 --seed 3 --threads 1" + extra);
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+    }
+  }
+  static void TearDownTestSuite() {
+    delete dir_;
+    dir_ = nullptr;
+  }
+  static std::string model(const char* name) { return dir_->file(name); }
+  static std::string translate(const std::string& args) { return nmt_binary() + " translate --threads 1 " + args; }
+  static nmt::test::TempDir* dir_;
+};
+nmt::test::TempDir* SearchCli::dir_ = nullptr;
+
+TEST_F(SearchCli, AnEnsembleOfOneModelTwiceTranslatesLikeTheModel) {
+  for (const char* search : {"", " --beam 4"}) {
+    auto alone = run_command(translate("-m " + model("a") + search + " --input " + fixture("tiny.en")));
+    auto twice = run_command(translate("-m " + model("a") + " -m " + model("a") + search + " --input " + fixture("tiny.en")));
+    ASSERT_EQ(alone.exit_code, 0) << alone.err;
+    ASSERT_EQ(twice.exit_code, 0) << twice.err;
+    EXPECT_EQ(twice.out, alone.out) << search;
+  }
+}
+
+TEST_F(SearchCli, AnEnsembleOfDifferentVocabulariesIsRefusedInOneLine) {
+  auto r = run_command(translate("-m " + model("a") + " -m " + model("b") + " --input " + fixture("tiny.en")));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("subword vocabulary"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_TRUE(r.out.empty());
+}
+
+TEST_F(SearchCli, PrefixFileForcesTheStartOfEachTranslation) {
+  nmt::test::write_bytes(dir_->file("prefixes"), "Une\n\nDes\n");
+  nmt::test::write_bytes(dir_->file("three.en"), "a man rides a bike\nthe dog runs\ntwo women talk\n");
+  for (const char* search : {"", " --beam 3"}) {
+    auto r = run_command(translate("-m " + model("a") + search + " --input " + dir_->file("three.en") +
+                                   " --prefix-file " + dir_->file("prefixes")));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::istringstream lines(r.out);
+    std::string first, second, third;
+    std::getline(lines, first);
+    std::getline(lines, second);
+    std::getline(lines, third);
+    EXPECT_EQ(first.rfind("Une", 0), 0u) << first;
+    EXPECT_EQ(third.rfind("Des", 0), 0u) << third;
+    // The empty prefix line leaves line 2 as it is without prefixes.
+    auto plain = run_command(translate("-m " + model("a") + search + " --input " + dir_->file("three.en")));
+    std::istringstream plain_lines(plain.out);
+    std::string p1, p2;
+    std::getline(plain_lines, p1);
+    std::getline(plain_lines, p2);
+    EXPECT_EQ(second, p2);
+  }
+  // Tab-separated input does the same from stdin.
+  auto tab = run_command("printf 'a man rides a bike\\tUne\\n' | " + translate("-m " + model("a") + " --prefix-tab"));
+  ASSERT_EQ(tab.exit_code, 0) << tab.err;
+  EXPECT_EQ(tab.out.rfind("Une", 0), 0u) << tab.out;
+}
+
+TEST_F(SearchCli, PrefixFileOfAnotherLengthIsAUsageError) {
+  nmt::test::write_bytes(dir_->file("one-prefix"), "Une\n");
+  auto r = run_command(translate("-m " + model("a") + " --input " + fixture("tiny.en") + " --prefix-file " +
+                                 dir_->file("one-prefix") + " -o " + dir_->file("never-written")));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("one-prefix"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir_->file("never-written")));
+}
+
+TEST_F(SearchCli, SamplingIsReproducibleForASeedAndChecksItsOptions) {
+  const std::string base = "-m " + model("a") + " --input " + fixture("tiny.en") + " --sampling top-p:0.9 --temperature 3";
+  auto a = run_command(translate(base + " --seed 7"));
+  auto b = run_command(translate(base + " --seed 7"));
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  for (const std::string& bad : {" --sampling top-k:0", " --sampling nucleus", " --temperature 2",
+                                 " --sampling top-k:5 --beam 3", " --sampling top-k:5 --temperature 0"}) {
+    auto r = run_command(translate("-m " + model("a") + " --input " + fixture("tiny.en") + bad));
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}
+
+// `nmt score` gives each pair the log-probability beam search gave its own output (where the
+// output's text encodes back to the same subwords, as a memorised corpus's does).
+TEST_F(SearchCli, ScoreOfTheBeamOutputIsItsBeamScore) {
+  auto nbest = run_command(translate("-m " + model("a") + " --beam 4 --nbest 2 --length-penalty none --input " +
+                                     fixture("tiny.en")));
+  ASSERT_EQ(nbest.exit_code, 0) << nbest.err;
+  // The best entry of each line: "LINE ||| text ||| score", best first.
+  std::istringstream n(nbest.out);
+  std::string entry, targets;
+  std::vector<double> beam_scores;
+  for (size_t line = 0; std::getline(n, entry);) {
+    if (entry.rfind(std::to_string(line) + " |||", 0) != 0) continue;
+    const auto first = entry.find(" ||| "), last = entry.rfind(" ||| ");
+    targets += entry.substr(first + 5, last - first - 5) + "\n";
+    beam_scores.push_back(std::stod(entry.substr(last + 5)));
+    ++line;
+  }
+  ASSERT_FALSE(beam_scores.empty());
+  nmt::test::write_bytes(dir_->file("best.fr"), targets);
+  auto scored = run_command(nmt_binary() + " score --threads 1 -m " + model("a") + " --src " + fixture("tiny.en") +
+                            " --tgt " + dir_->file("best.fr") + " --per-token");
+  ASSERT_EQ(scored.exit_code, 0) << scored.err;
+  std::istringstream s(scored.out);
+  std::string score_line;
+  size_t line = 0;
+  for (; std::getline(s, score_line); ++line) {
+    ASSERT_LT(line, beam_scores.size());
+    const double forced = std::stod(score_line.substr(0, score_line.find('\t')));
+    EXPECT_NEAR(forced, beam_scores[line], 1e-3) << "line " << line;
+    // The per-token log-probabilities add up to the score.
+    std::istringstream tokens(score_line.substr(score_line.find('\t') + 1));
+    double sum = 0;
+    for (double lp; tokens >> lp;) sum += lp;
+    EXPECT_NEAR(sum, forced, 1e-4);
+  }
+  EXPECT_EQ(line, beam_scores.size());
+}
+
+TEST_F(SearchCli, ScoreRefusesMismatchedFilesBeforeLoading) {
+  nmt::test::write_bytes(dir_->file("two.fr"), "un\ndeux\n");
+  auto r = run_command(nmt_binary() + " score -m /nonexistent --src " + fixture("tiny.en") + " --tgt " + dir_->file("two.fr"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("two.fr"), std::string::npos) << r.err;
+  auto norm = run_command(nmt_binary() + " score --threads 1 -m " + model("a") + " --src " + fixture("tiny.en") +
+                          " --tgt " + fixture("tiny.fr") + " --normalize");
+  ASSERT_EQ(norm.exit_code, 0) << norm.err;
+  const std::string sources = slurp(fixture("tiny.en"));
+  EXPECT_EQ(std::count(norm.out.begin(), norm.out.end(), '\n'), std::count(sources.begin(), sources.end(), '\n'));
+}
+
+}  // namespace
