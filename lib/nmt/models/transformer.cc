@@ -126,6 +126,8 @@ torch::Tensor MultiHeadAttentionImpl::forward_cross(const torch::Tensor& x, cons
   const int64_t beams = rows / sources, H = options.heads(), dk = options.d_model() / H;
   auto q = q_proj_(x).view({sources, beams, H, dk}).transpose(1, 2);
   auto out = attention_->forward(q, k, v, mask, weights);  // [sources, H, beams, dk]
+  // The weights per row, as the unfolded layout gives them: [sources, H, beams, S] → [rows, H, 1, S].
+  if (weights) *weights = weights->transpose(1, 2).reshape({rows, H, 1, weights->size(-1)});
   return out_proj_(out.transpose(1, 2).reshape({rows, 1, options.d_model()}));
 }
 
