@@ -12,6 +12,13 @@ constexpr size_t kMinSlots = 1024;  // a 70-character reference has ~400 n-grams
 // the high bits, which depend on every symbol).
 uint64_t extend(uint64_t hash, uint32_t symbol) { return (hash ^ symbol) * 0xFF51AFD7ED558CCDULL; }
 
+// std::equal, which calls memcmp: a loop is faster for the few symbols of an n-gram.
+bool same_symbols(const uint32_t* a, const uint32_t* b, uint32_t order) {
+  for (uint32_t i = 0; i < order; ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
 }  // namespace
 
 void NgramMatcher::start() {
@@ -46,7 +53,7 @@ NgramMatcher::Slot* NgramMatcher::find(uint64_t hash, const uint32_t* symbols, u
   for (size_t i = hash >> shift_;; i = (i + 1) & mask) {
     Slot& slot = slots_[i];
     if (slot.generation != generation_) return nullptr;
-    if (slot.hash == hash && slot.order == order && std::equal(symbols, symbols + order, slot.symbols)) return &slot;
+    if (slot.hash == hash && slot.order == order && same_symbols(symbols, slot.symbols, order)) return &slot;
   }
 }
 
@@ -59,7 +66,7 @@ NgramMatcher::Slot& NgramMatcher::find_or_insert(uint64_t hash, const uint32_t* 
       ++used_;
       return slot;
     }
-    if (slot.hash == hash && slot.order == order && std::equal(symbols, symbols + order, slot.symbols)) return slot;
+    if (slot.hash == hash && slot.order == order && same_symbols(symbols, slot.symbols, order)) return slot;
   }
 }
 
