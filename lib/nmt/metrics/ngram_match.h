@@ -12,8 +12,8 @@
 // The references' n-grams go into an open-addressing hash table (hash of the symbols, then a
 // comparison of the symbols themselves, so the result is exact); each n-gram of the hypothesis
 // then takes one of the remaining reference occurrences. This replaced per-segment tables of
-// sorted n-grams that were rebuilt for every hypothesis: per segment, allocations and sorting
-// cost ~3x the hashing.
+// sorted n-grams (chrF) and string-keyed hash maps (BLEU), whose allocations and sorting made
+// extracting the statistics of a sentence ~4x slower.
 #include <cstddef>
 #include <cstdint>
 #include <unordered_map>

@@ -360,7 +360,7 @@ bool sums_are_exact(const SegmentStats& a, const SegmentStats& b) {
 // indices: their rows are laid side by side so one pass over the picks serves them all. The
 // indices are drawn one sample at a time, which gives the same numbers as numpy's single call
 // without holding samples x n of them (8 MB for 1,000 x 1,000, whose page faults alone took
-// ~4 ms, more than drawing them).
+// ~5 ms, more than drawing them).
 std::vector<std::vector<PyNumber>> resampled_scores(const ResamplingMetric& metric,
                                                     const std::vector<const SegmentStats*>& systems,
                                                     const NumpySeed& seed, size_t samples) {
