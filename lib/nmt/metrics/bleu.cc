@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <unordered_map>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "nmt/metrics/ngram_match.h"
 #include "nmt/text/unicode.h"
 #include "nmt/util/error.h"
 
@@ -15,8 +17,9 @@ namespace {
 
 using NgramCounts = std::vector<std::unordered_map<std::string, int64_t>>;  // index: order - 1
 
-// sacreBLEU's extract_all_word_ngrams: every n-gram of order 1..max_order. Tokens never
-// contain whitespace, so joining them with ' ' is as unique a key as Python's tuples.
+// Every n-gram of order 1..max_order with its count (d2l_bleu's; sacreBLEU's BLEU matches
+// n-grams of token ids in NgramMatcher). Tokens never contain whitespace, so joining them
+// with ' ' is as unique a key as Python's tuples.
 NgramCounts extract_ngrams(const std::vector<std::string>& tokens, int max_order) {
   NgramCounts counts(max_order);
   for (int n = 1; n <= max_order; ++n) {
@@ -185,47 +188,19 @@ std::vector<std::string> BleuScorer::preprocess(std::string_view segment) const 
 
 namespace {
 
-struct ReferenceInfo {
-  NgramCounts ngrams;  // merged by maximum count (clipping against the best reference)
-  std::vector<int64_t> lens;
-};
-
-ReferenceInfo reference_info(const BleuScorer& scorer, const std::vector<std::string>& references) {
-  const int max_order = scorer.options().max_ngram_order;
-  ReferenceInfo info;
-  for (const std::string& ref : references) {
-    std::vector<std::string> tokens = scorer.preprocess(ref);
-    info.lens.push_back(static_cast<int64_t>(tokens.size()));
-    NgramCounts these = extract_ngrams(tokens, max_order);
-    if (info.ngrams.empty()) {
-      info.ngrams = std::move(these);
-      continue;
-    }
-    for (int n = 0; n < max_order; ++n)
-      for (const auto& [ngram, count] : these[n]) {
-        int64_t& slot = info.ngrams[n][ngram];
-        slot = std::max(slot, count);
-      }
-  }
-  return info;
+size_t ngrams_of_order(size_t length, int order) {
+  return length >= static_cast<size_t>(order) ? length - static_cast<size_t>(order) + 1 : 0;
 }
 
-BleuStats stats_against(const BleuScorer& scorer, std::string_view hypothesis, const ReferenceInfo& refs) {
-  const int max_order = scorer.options().max_ngram_order;
-  std::vector<std::string> hyp_tokens = scorer.preprocess(hypothesis);
-  NgramCounts hyp_ngrams = extract_ngrams(hyp_tokens, max_order);
-  BleuStats s;
-  s.sys_len = static_cast<int64_t>(hyp_tokens.size());
-  s.ref_len = closest_ref_len(s.sys_len, refs.lens);
-  s.counts.assign(max_order, 0);
-  s.totals.assign(max_order, 0);
-  for (int n = 0; n < max_order; ++n) {
-    for (const auto& [ngram, count] : hyp_ngrams[n]) {
-      s.totals[n] += count;
-      auto it = refs.ngrams[n].find(ngram);
-      if (it != refs.ngrams[n].end()) s.counts[n] += std::min(count, it->second);
-    }
-  }
+// Per thread, so that const scorers stay usable from several threads; reused from segment
+// to segment.
+struct Scratch {
+  std::vector<uint32_t> hypothesis;  // token ids
+  std::vector<int64_t> ref_lens;
+  NgramMatcher matcher;
+};
+Scratch& scratch() {
+  thread_local Scratch s;
   return s;
 }
 
@@ -233,28 +208,59 @@ BleuStats stats_against(const BleuScorer& scorer, std::string_view hypothesis, c
 
 BleuStats BleuScorer::segment_stats(std::string_view hypothesis, const std::vector<std::string>& references) const {
   if (references.empty()) throw UsageError("BLEU: no reference given");
-  return stats_against(*this, hypothesis, reference_info(*this, references));
+  std::vector<std::vector<std::string>> streams;
+  for (const std::string& reference : references) streams.push_back({reference});
+  return BleuReferences(*this, streams).segment_stats(0, hypothesis);
 }
 
 struct BleuReferences::Impl {
+  struct Span {
+    size_t begin, end;
+  };
   BleuScorer scorer;
-  std::vector<ReferenceInfo> segments;
+  size_t streams = 0;
+  WordIds<std::string> token_ids;
+  std::vector<uint32_t> tokens;  // reference k of segment i: spans[i * streams + k]
+  std::vector<Span> spans;
 };
 
 BleuReferences::BleuReferences(const BleuScorer& scorer, const std::vector<std::vector<std::string>>& refs_per_stream)
-    : impl_(std::make_unique<Impl>(Impl{scorer, {}})) {
+    : impl_(std::make_unique<Impl>(Impl{scorer, refs_per_stream.size(), {}, {}, {}})) {
   if (refs_per_stream.empty()) throw UsageError("BLEU: no reference stream given");
-  std::vector<std::string> refs(refs_per_stream.size());
+  Impl& r = *impl_;
   for (size_t i = 0; i < refs_per_stream[0].size(); ++i) {
-    for (size_t k = 0; k < refs_per_stream.size(); ++k) refs[k] = refs_per_stream[k].at(i);
-    impl_->segments.push_back(reference_info(scorer, refs));
+    for (const std::vector<std::string>& stream : refs_per_stream) {
+      const size_t begin = r.tokens.size();
+      for (std::string& token : scorer.preprocess(stream.at(i))) r.tokens.push_back(r.token_ids.add(std::move(token)));
+      r.spans.push_back(Impl::Span{begin, r.tokens.size()});
+    }
   }
 }
 
 BleuReferences::~BleuReferences() = default;
 
 BleuStats BleuReferences::segment_stats(size_t segment, std::string_view hypothesis) const {
-  return stats_against(impl_->scorer, hypothesis, impl_->segments.at(segment));
+  const Impl& r = *impl_;
+  if (segment >= r.spans.size() / r.streams) throw std::out_of_range("BleuReferences::segment_stats: no such segment");
+  const int max_order = r.scorer.options().max_ngram_order;
+  Scratch& s = scratch();
+  s.hypothesis.clear();
+  for (const std::string& token : r.scorer.preprocess(hypothesis)) s.hypothesis.push_back(r.token_ids.find(token));
+  BleuStats stats;
+  stats.sys_len = static_cast<int64_t>(s.hypothesis.size());
+  s.ref_lens.clear();
+  s.matcher.start();
+  for (size_t k = 0; k < r.streams; ++k) {
+    const Impl::Span& ref = r.spans[segment * r.streams + k];
+    s.ref_lens.push_back(static_cast<int64_t>(ref.end - ref.begin));
+    s.matcher.add_reference(r.tokens.data() + ref.begin, ref.end - ref.begin, max_order);
+  }
+  stats.ref_len = closest_ref_len(stats.sys_len, s.ref_lens);
+  stats.counts.assign(static_cast<size_t>(max_order), 0);
+  s.matcher.match(s.hypothesis.data(), s.hypothesis.size(), max_order, stats.counts.data());
+  for (int n = 1; n <= max_order; ++n)
+    stats.totals.push_back(static_cast<int64_t>(ngrams_of_order(s.hypothesis.size(), n)));
+  return stats;
 }
 
 BleuScore BleuScorer::corpus_score(const std::vector<std::string>& hyps,
@@ -268,11 +274,8 @@ BleuScore BleuScorer::corpus_score(const std::vector<std::string>& hyps,
   BleuStats total;
   total.counts.assign(options_.max_ngram_order, 0);
   total.totals.assign(options_.max_ngram_order, 0);
-  std::vector<std::string> refs(refs_per_stream.size());
-  for (size_t i = 0; i < hyps.size(); ++i) {
-    for (size_t k = 0; k < refs_per_stream.size(); ++k) refs[k] = refs_per_stream[k][i];
-    total += segment_stats(hyps[i], refs);
-  }
+  const BleuReferences references(*this, refs_per_stream);
+  for (size_t i = 0; i < hyps.size(); ++i) total += references.segment_stats(i, hyps[i]);
   BleuScore r = compute_bleu(total, options_.smooth_method, options_.smooth_value, options_.effective_order,
                              options_.max_ngram_order);
   r.signature = signature(refs_per_stream.size());

@@ -107,9 +107,10 @@ class BleuScorer {
   BleuOptions options_;
 };
 
-// The references' n-grams (merged by maximum count) and lengths extracted once, sacreBLEU's
-// reference cache, for scoring several systems against the same references:
-// segment_stats(i, hyp) equals scorer.segment_stats(hyp, {reference k of segment i, every k}).
+// The references tokenized once (as token ids; their n-grams are matched per hypothesis by
+// NgramMatcher), sacreBLEU's reference cache, for scoring several systems against the same
+// references: segment_stats(i, hyp) equals scorer.segment_stats(hyp, {reference k of
+// segment i, every k}). Safe to share between threads.
 class BleuReferences {
  public:
   BleuReferences(const BleuScorer& scorer, const std::vector<std::vector<std::string>>& refs_per_stream);

@@ -1,13 +1,14 @@
 #include "nmt/metrics/chrf.h"
 
 #include <algorithm>
-#include <deque>
 #include <memory>
+#include <stdexcept>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "nmt/metrics/bleu.h"  // kSacreBleuVersion
+#include "nmt/metrics/ngram_match.h"
 #include "nmt/text/unicode.h"
 #include "nmt/util/error.h"
 
@@ -39,105 +40,37 @@ std::vector<std::u32string> remove_punctuation(std::u32string_view sent) {
   return out;
 }
 
-// The distinct n-grams of one order with their counts, sorted by key: matching two segments
-// is then a merge, with no hashing or per-n-gram allocation (hash maps took most of the time
-// of scoring a test set). Character n-grams of up to 6 code points (21 bits each) are packed
-// into one 128-bit integer, which compares far faster than a string; longer ones and word
-// n-grams are keyed by their text.
-using Packed = unsigned __int128;
-constexpr int kMaxPackedOrder = 6;
-
-template <typename Key>
-std::vector<std::pair<Key, int64_t>> count_sorted(std::vector<Key>& grams) {
-  std::sort(grams.begin(), grams.end());
-  std::vector<std::pair<Key, int64_t>> out;
-  for (size_t i = 0; i < grams.size();) {
-    size_t j = i + 1;
-    while (j < grams.size() && grams[j] == grams[i]) ++j;
-    out.emplace_back(grams[i], static_cast<int64_t>(j - i));
-    i = j;
-  }
-  return out;
-}
-
-template <typename Key>
-int64_t sorted_matches(const std::vector<std::pair<Key, int64_t>>& a, const std::vector<std::pair<Key, int64_t>>& b) {
-  int64_t matches = 0;
-  for (auto x = a.begin(), y = b.begin(); x != a.end() && y != b.end();) {
-    if (x->first < y->first) ++x;
-    else if (y->first < x->first) ++y;
-    else matches += std::min((x++)->second, (y++)->second);
-  }
-  return matches;
-}
-
-struct Counter {
-  std::vector<std::pair<Packed, int64_t>> packed;
-  std::vector<std::pair<std::u32string_view, int64_t>> text;
-  int64_t total() const {
-    int64_t t = 0;
-    for (const auto& e : packed) t += e.second;
-    for (const auto& e : text) t += e.second;
-    return t;
-  }
-  bool empty() const { return packed.empty() && text.empty(); }
-  int64_t matches(const Counter& other) const {
-    return sorted_matches(packed, other.packed) + sorted_matches(text, other.text);
-  }
+// A segment as chrF compares it: its code points (whitespace removed unless kept), then for
+// chrF++ its words, ids in `words`.
+struct Symbols {
+  std::vector<uint32_t> chars;
+  std::vector<uint32_t> words;
 };
 
-// The n-gram counts of one (preprocessed) segment: character orders 1..char_order
-// (helpers.extract_all_char_ngrams), then word orders 1..word_order. Keys are views into
-// strings owned here, which is why the table is built in place and never copied or moved.
-class NgramTable {
- public:
-  NgramTable(std::u32string_view segment, const ChrfOptions& o) {
-    chars_ = o.whitespace ? std::u32string(segment) : text::remove_python_spaces(segment);
-    const std::u32string_view line = chars_;
-    orders.reserve(static_cast<size_t>(o.char_order + o.word_order));
-    std::vector<std::u32string_view> grams;
-    std::vector<Packed> packed;
-    for (int n = 1; n <= o.char_order; ++n) {
-      Counter& c = orders.emplace_back();
-      if (n <= kMaxPackedOrder) {
-        packed.clear();
-        for (size_t i = 0; i + n <= line.size(); ++i) {
-          Packed key = 0;
-          for (int j = 0; j < n; ++j) key = (key << 21) | static_cast<Packed>(line[i + j]);
-          packed.push_back(key);
-        }
-        c.packed = count_sorted(packed);
-      } else {
-        grams.clear();
-        for (size_t i = 0; i + n <= line.size(); ++i) grams.push_back(line.substr(i, n));
-        c.text = count_sorted(grams);
-      }
-    }
-    if (o.word_order > 0) {
-      const std::vector<std::u32string> words = remove_punctuation(segment);
-      for (int n = 1; n <= o.word_order; ++n) {
-        grams.clear();
-        for (size_t i = 0; i + n <= words.size(); ++i) {
-          std::u32string& key = keys_.emplace_back(words[i]);
-          for (int j = 1; j < n; ++j) {
-            key.push_back(U' ');
-            key += words[i + j];
-          }
-          grams.push_back(key);
-        }
-        orders.emplace_back().text = count_sorted(grams);
-      }
-    }
-  }
-  NgramTable(const NgramTable&) = delete;
-  NgramTable& operator=(const NgramTable&) = delete;
+// Decodes, lowercases if asked, and fills `out.chars`; returns the decoded (lowercased) text.
+std::u32string_view prepare_chars(std::string_view utf8, const ChrfOptions& o, std::u32string& decoded,
+                                  std::u32string& lowered, Symbols& out) {
+  text::Utf8Problem problem;
+  if (!text::try_decode_utf8(utf8, decoded, &problem)) throw text::Utf8Error(problem);
+  std::u32string_view segment = decoded;
+  if (o.lowercase) segment = lowered = text::python_lower(segment);
+  out.chars.clear();
+  for (char32_t c : segment)
+    if (o.whitespace || !text::is_python_space(c)) out.chars.push_back(static_cast<uint32_t>(c));
+  return segment;
+}
 
-  std::vector<Counter> orders;
-
- private:
-  std::u32string chars_;
-  std::deque<std::u32string> keys_;  // deque: growing it never moves the stored strings
+// Per thread, so that const scorers stay usable from several threads; reused from segment
+// to segment, so that scoring allocates nothing once the buffers have grown.
+struct Scratch {
+  std::u32string decoded, lowered;
+  Symbols hypothesis;
+  NgramMatcher matcher;
 };
+Scratch& scratch() {
+  thread_local Scratch s;
+  return s;
+}
 
 }  // namespace
 
@@ -207,70 +140,101 @@ double ChrfScorer::f_score(const ChrfStats& stats) const {
 
 namespace {
 
-std::u32string prepare(std::string_view s, const ChrfOptions& o) {
-  std::u32string t = text::decode_utf8(s);
-  return o.lowercase ? text::python_lower(t) : t;
+size_t ngrams_of_order(size_t length, int order) {
+  return length >= static_cast<size_t>(order) ? length - static_cast<size_t>(order) + 1 : 0;
 }
 
-// The statistics against the reference with the best sentence F (the first on a tie).
-template <typename RefTables>
-ChrfStats best_stats(const ChrfScorer& scorer, const NgramTable& hyp_table, const RefTables& refs) {
-  const std::vector<Counter>& hyp = hyp_table.orders;
-  ChrfStats best;
-  double best_f = -1.0;
-  for (const auto& ref_table : refs) {
-    const std::vector<Counter>& ref = ref_table->orders;
-    ChrfStats stats;
-    stats.values.reserve(3 * hyp.size());
-    for (size_t o = 0; o < hyp.size(); ++o) {
-      const int64_t hyp_count = hyp[o].total(), ref_count = ref[o].total(), matches = hyp[o].matches(ref[o]);
-      // Hypothesis n-grams do not count when the reference has none of that order.
-      stats.values.push_back(ref[o].empty() ? 0 : hyp_count);
-      stats.values.push_back(ref_count);
-      stats.values.push_back(matches);
-    }
-    double f = scorer.f_score(stats);
-    if (f > best_f) {
-      best_f = f;
-      best = std::move(stats);
-    }
+// Appends [hyp n-grams, ref n-grams, matches] for orders 1..max_order of one symbol kind.
+void append_order_stats(const std::vector<uint32_t>& hyp, const uint32_t* ref, size_t ref_size, int max_order,
+                        NgramMatcher& matcher, std::vector<int64_t>& values) {
+  if (max_order <= 0) return;
+  std::vector<int64_t> matches(static_cast<size_t>(max_order), 0);
+  matcher.start();
+  matcher.add_reference(ref, ref_size, max_order);
+  matcher.match(hyp.data(), hyp.size(), max_order, matches.data());
+  for (int n = 1; n <= max_order; ++n) {
+    const auto ref_count = static_cast<int64_t>(ngrams_of_order(ref_size, n));
+    // Hypothesis n-grams do not count when the reference has none of that order.
+    values.push_back(ref_count == 0 ? 0 : static_cast<int64_t>(ngrams_of_order(hyp.size(), n)));
+    values.push_back(ref_count);
+    values.push_back(matches[static_cast<size_t>(n) - 1]);
   }
-  return best;
 }
 
 }  // namespace
 
 ChrfStats ChrfScorer::segment_stats(std::string_view hypothesis, const std::vector<std::string>& references) const {
   if (references.empty()) throw UsageError("chrF: no reference given");
-  const NgramTable hyp_table(prepare(hypothesis, options_), options_);
-  std::vector<std::unique_ptr<NgramTable>> refs;
-  for (const std::string& reference : references)
-    refs.push_back(std::make_unique<NgramTable>(prepare(reference, options_), options_));
-  return best_stats(*this, hyp_table, refs);
+  std::vector<std::vector<std::string>> streams;
+  for (const std::string& reference : references) streams.push_back({reference});
+  return ChrfReferences(*this, streams).segment_stats(0, hypothesis);
 }
 
 struct ChrfReferences::Impl {
+  // Where reference k of segment i lies in `chars` and `words`: spans[i * streams + k].
+  struct Span {
+    size_t chars_begin, chars_end, words_begin, words_end;
+  };
   ChrfScorer scorer;
-  std::vector<std::vector<std::unique_ptr<NgramTable>>> tables;  // [segment][reference]
+  size_t streams = 0;
+  WordIds<std::u32string> word_ids;  // chrF++'s words
+  std::vector<uint32_t> chars, words;
+  std::vector<Span> spans;
 };
 
 ChrfReferences::ChrfReferences(const ChrfScorer& scorer, const std::vector<std::vector<std::string>>& refs_per_stream)
-    : impl_(std::make_unique<Impl>(Impl{scorer, {}})) {
+    : impl_(std::make_unique<Impl>(Impl{scorer, refs_per_stream.size(), {}, {}, {}, {}})) {
   if (refs_per_stream.empty()) throw UsageError("chrF: no reference stream given");
-  impl_->tables.resize(refs_per_stream[0].size());
-  for (size_t i = 0; i < impl_->tables.size(); ++i)
-    for (const std::vector<std::string>& stream : refs_per_stream)
-      impl_->tables[i].push_back(
-          std::make_unique<NgramTable>(prepare(stream.at(i), scorer.options()), scorer.options()));
+  const ChrfOptions& o = scorer.options();
+  Impl& r = *impl_;
+  std::u32string decoded, lowered;
+  Symbols symbols;
+  for (size_t i = 0; i < refs_per_stream[0].size(); ++i) {
+    for (const std::vector<std::string>& stream : refs_per_stream) {
+      const std::u32string_view text = prepare_chars(stream.at(i), o, decoded, lowered, symbols);
+      Impl::Span span{r.chars.size(), 0, r.words.size(), 0};
+      r.chars.insert(r.chars.end(), symbols.chars.begin(), symbols.chars.end());
+      if (o.word_order > 0)
+        for (std::u32string& word : remove_punctuation(text)) r.words.push_back(r.word_ids.add(std::move(word)));
+      span.chars_end = r.chars.size();
+      span.words_end = r.words.size();
+      r.spans.push_back(span);
+    }
+  }
 }
 
 ChrfReferences::~ChrfReferences() = default;
 
-size_t ChrfReferences::size() const { return impl_->tables.size(); }
+size_t ChrfReferences::size() const { return impl_->spans.size() / impl_->streams; }
 
 ChrfStats ChrfReferences::segment_stats(size_t segment, std::string_view hypothesis) const {
-  const NgramTable hyp_table(prepare(hypothesis, impl_->scorer.options()), impl_->scorer.options());
-  return best_stats(impl_->scorer, hyp_table, impl_->tables.at(segment));
+  const Impl& r = *impl_;
+  if (segment >= size()) throw std::out_of_range("ChrfReferences::segment_stats: no such segment");
+  const ChrfOptions& o = r.scorer.options();
+  Scratch& s = scratch();
+  Symbols& hyp = s.hypothesis;
+  const std::u32string_view text = prepare_chars(hypothesis, o, s.decoded, s.lowered, hyp);
+  hyp.words.clear();
+  if (o.word_order > 0)
+    for (const std::u32string& word : remove_punctuation(text)) hyp.words.push_back(r.word_ids.find(word));
+  // The statistics against the reference with the best sentence F (the first on a tie).
+  ChrfStats best;
+  double best_f = -1.0;
+  for (size_t k = 0; k < r.streams; ++k) {
+    const Impl::Span& ref = r.spans[segment * r.streams + k];
+    ChrfStats stats;
+    stats.values.reserve(3 * static_cast<size_t>(o.char_order + o.word_order));
+    append_order_stats(hyp.chars, r.chars.data() + ref.chars_begin, ref.chars_end - ref.chars_begin, o.char_order,
+                       s.matcher, stats.values);
+    append_order_stats(hyp.words, r.words.data() + ref.words_begin, ref.words_end - ref.words_begin, o.word_order,
+                       s.matcher, stats.values);
+    const double f = r.scorer.f_score(stats);
+    if (f > best_f) {
+      best_f = f;
+      best = std::move(stats);
+    }
+  }
+  return best;
 }
 
 ChrfScore ChrfScorer::corpus_score(const std::vector<std::string>& hyps,
@@ -283,11 +247,8 @@ ChrfScore ChrfScorer::corpus_score(const std::vector<std::string>& hyps,
   }
   ChrfStats total;
   total.values.assign(3 * static_cast<size_t>(options_.char_order + options_.word_order), 0);
-  std::vector<std::string> refs(refs_per_stream.size());
-  for (size_t i = 0; i < hyps.size(); ++i) {
-    for (size_t k = 0; k < refs_per_stream.size(); ++k) refs[k] = refs_per_stream[k][i];
-    total += segment_stats(hyps[i], refs);
-  }
+  const ChrfReferences references(*this, refs_per_stream);
+  for (size_t i = 0; i < hyps.size(); ++i) total += references.segment_stats(i, hyps[i]);
   return ChrfScore{f_score(total), name(), signature(refs_per_stream.size())};
 }
 

@@ -70,9 +70,11 @@ class ChrfScorer {
   ChrfOptions options_;
 };
 
-// The references' n-grams extracted once (sacreBLEU's reference cache), for scoring several
+// The references prepared once (code points, and chrF++'s words as ids; their n-grams are
+// matched per hypothesis by NgramMatcher), sacreBLEU's reference cache, for scoring several
 // systems against the same references: segment_stats(i, hyp) equals
-// scorer.segment_stats(hyp, {reference k of segment i, for every k}).
+// scorer.segment_stats(hyp, {reference k of segment i, for every k}). Safe to share between
+// threads.
 class ChrfReferences {
  public:
   ChrfReferences(const ChrfScorer& scorer, const std::vector<std::vector<std::string>>& refs_per_stream);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 
 #include <fmt/format.h>
@@ -264,48 +265,127 @@ NumpySeed os_entropy_seed() {
   return seed;
 }
 
-// One draw of rng.choice(n, size=(samples, n), replace=True), row after row.
-std::vector<int64_t> bootstrap_indices(const NumpySeed& seed, size_t samples, size_t n) {
-  Generator rng(seed);
-  std::vector<int64_t> idx(samples * n);
-  rng.choice(static_cast<int64_t>(n), idx.size(), idx.data());
-  return idx;
+// Eight float32 columns, one vector register (two SSE ones without AVX2).
+typedef float Columns8 __attribute__((vector_size(32)));
+
+// Adds rows[pick[i]] for i in [0, n) to the first 8 * kBlocks columns of `sum`, one row after
+// the other: each column adds in numpy's order. The column sums stay in registers through all
+// the rows; summing through memory chained every row to the previous one's store, 3x slower.
+template <size_t kBlocks>
+__attribute__((always_inline)) inline void add_picked_columns(const float* rows, size_t stride, const int64_t* pick,
+                                                              size_t n, float* sum) {
+  Columns8 acc[kBlocks];
+  std::memcpy(acc, sum, sizeof acc);
+  for (size_t i = 0; i < n; ++i) {
+    const float* row = rows + static_cast<size_t>(pick[i]) * stride;
+    for (size_t b = 0; b < kBlocks; ++b) {
+      Columns8 x;
+      std::memcpy(&x, row + 8 * b, sizeof x);
+      acc[b] += x;
+    }
+  }
+  std::memcpy(sum, acc, sizeof acc);
 }
 
-// Adds rows[pick[i]] for i in [0, n) into `sum`, one row after the other: each column adds
-// in numpy's order (float32), the columns side by side in vector registers.
-NMT_AVX2_CLONE void add_picked_rows(const float* __restrict rows, size_t width, const int64_t* pick, size_t n,
-                                    float* __restrict sum) {
-  for (size_t i = 0; i < n; ++i) {
-    const float* __restrict row = rows + static_cast<size_t>(pick[i]) * width;
-    for (size_t k = 0; k < width; ++k) sum[k] += row[k];
+// The same for `stride` columns (a multiple of 8), 64 at a time.
+NMT_AVX2_CLONE void add_picked_rows(const float* rows, size_t stride, const int64_t* pick, size_t n, float* sum) {
+  for (size_t first = 0; first < stride; first += 64) {
+    const float* r = rows + first;
+    float* s = sum + first;
+    switch ((stride - first) / 8) {
+      case 1: add_picked_columns<1>(r, stride, pick, n, s); break;
+      case 2: add_picked_columns<2>(r, stride, pick, n, s); break;
+      case 3: add_picked_columns<3>(r, stride, pick, n, s); break;
+      case 4: add_picked_columns<4>(r, stride, pick, n, s); break;
+      case 5: add_picked_columns<5>(r, stride, pick, n, s); break;
+      case 6: add_picked_columns<6>(r, stride, pick, n, s); break;
+      case 7: add_picked_columns<7>(r, stride, pick, n, s); break;
+      default: add_picked_columns<8>(r, stride, pick, n, s); break;
+    }
   }
 }
 
-// stats_np[idxs[s]].sum(0) for every sample, then the metric's float32 score of each, for
-// several systems resampled with the same indices: their rows are laid side by side so one
-// pass over the picks serves them all.
+// Four float64 columns, one vector register (two SSE ones without AVX2).
+typedef double Columns4 __attribute__((vector_size(32)));
+
+// sum[0..4 * kBlocks) = the sum of rows[i] over the i with selected[i] (0 or 1), in row order.
+// Multiplying by the 0/1 selector instead of branching on it, which was mispredicted half the
+// time: x * 1 is x, and x * 0 is a zero, which adds nothing.
+template <size_t kBlocks>
+__attribute__((always_inline)) inline void add_selected_columns(const double* rows, size_t stride,
+                                                                const uint8_t* selected, size_t n, double* sum) {
+  Columns4 acc[kBlocks] = {};
+  for (size_t i = 0; i < n; ++i) {
+    const double* row = rows + i * stride;
+    const double m = selected[i];
+    for (size_t b = 0; b < kBlocks; ++b) {
+      Columns4 x;
+      std::memcpy(&x, row + 4 * b, sizeof x);
+      acc[b] += x * m;
+    }
+  }
+  std::memcpy(sum, acc, sizeof acc);
+}
+
+// The same for `stride` columns (a multiple of 4), 32 at a time.
+NMT_AVX2_CLONE void sum_selected_rows(const double* rows, size_t stride, const uint8_t* selected, size_t n,
+                                      double* sum) {
+  for (size_t first = 0; first < stride; first += 32) {
+    const double* r = rows + first;
+    double* s = sum + first;
+    switch ((stride - first) / 4) {
+      case 1: add_selected_columns<1>(r, stride, selected, n, s); break;
+      case 2: add_selected_columns<2>(r, stride, selected, n, s); break;
+      case 3: add_selected_columns<3>(r, stride, selected, n, s); break;
+      case 4: add_selected_columns<4>(r, stride, selected, n, s); break;
+      case 5: add_selected_columns<5>(r, stride, selected, n, s); break;
+      case 6: add_selected_columns<6>(r, stride, selected, n, s); break;
+      case 7: add_selected_columns<7>(r, stride, selected, n, s); break;
+      default: add_selected_columns<8>(r, stride, selected, n, s); break;
+    }
+  }
+}
+
+// Whether every statistic is an integer small enough for any sum or difference of sums of the
+// rows to be exact in a double, whatever the order of the additions (BLEU's and chrF's counts;
+// TER's averaged reference lengths may not be).
+bool sums_are_exact(const SegmentStats& a, const SegmentStats& b) {
+  const double limit = std::ldexp(1.0, 50) / static_cast<double>(a.rows() + 1);
+  const auto exact = [&](double v) { return std::abs(v) <= limit && v == std::floor(v); };
+  return std::all_of(a.values.begin(), a.values.end(), exact) && std::all_of(b.values.begin(), b.values.end(), exact);
+}
+
+// stats_np[idxs[s]].sum(0) for every sample of idxs = default_rng(seed).choice(n, size=(samples,
+// n)), then the metric's float32 score of each, for several systems resampled with the same
+// indices: their rows are laid side by side so one pass over the picks serves them all. The
+// indices are drawn one sample at a time, which gives the same numbers as numpy's single call
+// without holding samples x n of them (8 MB for 1,000 x 1,000, whose page faults alone took
+// ~5 ms, more than drawing them).
 std::vector<std::vector<PyNumber>> resampled_scores(const ResamplingMetric& metric,
                                                     const std::vector<const SegmentStats*>& systems,
-                                                    const std::vector<int64_t>& idx, size_t samples) {
-  const size_t n = systems[0]->rows(), w = systems[0]->width, width = w * systems.size();
-  std::vector<float> rows(n * width);
+                                                    const NumpySeed& seed, size_t samples) {
+  const size_t n = systems[0]->rows(), w = systems[0]->width;
+  const size_t stride = (w * systems.size() + 7) / 8 * 8;  // the columns of all systems, zero-padded
+  std::vector<float> rows(n * stride, 0.0f);
   for (size_t i = 0; i < n; ++i)
     for (size_t k = 0; k < systems.size(); ++k)
-      for (size_t j = 0; j < w; ++j) rows[i * width + k * w + j] = static_cast<float>(systems[k]->row(i)[j]);
+      for (size_t j = 0; j < w; ++j) rows[i * stride + k * w + j] = static_cast<float>(systems[k]->row(i)[j]);
   std::vector<std::vector<PyNumber>> scores(systems.size(), std::vector<PyNumber>(samples));
-  std::vector<float> sum(width);
+  std::vector<float> sum(stride);
+  std::vector<int64_t> pick(n);
+  Generator rng(seed);
   for (size_t s = 0; s < samples; ++s) {
+    rng.choice(static_cast<int64_t>(n), n, pick.data());
     std::fill(sum.begin(), sum.end(), 0.0f);
-    add_picked_rows(rows.data(), width, idx.data() + s * n, n, sum.data());
+    add_picked_rows(rows.data(), stride, pick.data(), n, sum.data());
     for (size_t k = 0; k < systems.size(); ++k) scores[k][s] = metric.score_f32(sum.data() + k * w);
   }
   return scores;
 }
 
 std::vector<PyNumber> resampled_scores(const ResamplingMetric& metric, const SegmentStats& stats,
-                                       const std::vector<int64_t>& idx, size_t samples) {
-  return resampled_scores(metric, std::vector<const SegmentStats*>{&stats}, idx, samples)[0];
+                                       const NumpySeed& seed, size_t samples) {
+  return resampled_scores(metric, std::vector<const SegmentStats*>{&stats}, seed, samples)[0];
 }
 
 // np.array(scores): float32 only when every score is a float32.
@@ -392,9 +472,7 @@ TestSeed test_seed_from_environment() {
 
 ConfidenceInterval bootstrap_confidence(const ResamplingMetric& metric, const SegmentStats& stats, size_t n,
                                         const TestSeed& seed) {
-  const std::vector<int64_t> idx =
-      bootstrap_indices(seed.seed ? *seed.seed : os_entropy_seed(), n, stats.rows());
-  const std::vector<PyNumber> scores = resampled_scores(metric, stats, idx, n);
+  const std::vector<PyNumber> scores = resampled_scores(metric, stats, seed.seed ? *seed.seed : os_entropy_seed(), n);
   // Score.estimate_ci: Python's sorted() and statistics.mean, which sums exactly and rounds
   // once to the scores' type (a float32 mean goes through the double first, as numpy's
   // float32(Fraction) does).
@@ -414,7 +492,6 @@ ConfidenceInterval bootstrap_confidence(const ResamplingMetric& metric, const Se
 std::vector<PairedResult> paired_bootstrap(const ResamplingMetric& metric, const std::vector<SegmentStats>& systems,
                                            size_t n_samples, const TestSeed& seed) {
   check_systems(systems);
-  const size_t n = systems[0].rows();
   std::vector<PairedResult> results;
   // The baseline's CI comes from _bootstrap_resample (seeded from SACREBLEU_SEED); each
   // system's test from default_rng(seed if seed else None), so a zero seed draws fresh entropy
@@ -422,14 +499,14 @@ std::vector<PairedResult> paired_bootstrap(const ResamplingMetric& metric, const
   const std::vector<double> bl_sum = sum_statistics(systems[0]);
   const double bl_score = metric.score(bl_sum.data());
   const bool reuse = seed.seed && !seed.seed->is_zero();
-  const std::vector<int64_t> bl_idx = bootstrap_indices(seed.seed ? *seed.seed : os_entropy_seed(), n_samples, n);
+  const NumpySeed bl_seed = seed.seed ? *seed.seed : os_entropy_seed();
   std::vector<std::vector<PyNumber>> shared;
   if (reuse) {
     std::vector<const SegmentStats*> all;
     for (const SegmentStats& s : systems) all.push_back(&s);
-    shared = resampled_scores(metric, all, bl_idx, n_samples);
+    shared = resampled_scores(metric, all, bl_seed, n_samples);
   } else {
-    shared.push_back(resampled_scores(metric, systems[0], bl_idx, n_samples));
+    shared.push_back(resampled_scores(metric, systems[0], bl_seed, n_samples));
   }
   {
     const ConfidenceInterval ci = numpy_estimate_ci(shared[0]);
@@ -438,8 +515,7 @@ std::vector<PairedResult> paired_bootstrap(const ResamplingMetric& metric, const
   for (size_t k = 1; k < systems.size(); ++k) {
     std::vector<std::vector<PyNumber>> fresh;
     if (!reuse)
-      fresh = resampled_scores(metric, {&systems[0], &systems[k]}, bootstrap_indices(os_entropy_seed(), n_samples, n),
-                               n_samples);
+      fresh = resampled_scores(metric, {&systems[0], &systems[k]}, os_entropy_seed(), n_samples);
     const std::vector<PyNumber>& scores_bl = reuse ? shared[0] : fresh[0];
     const std::vector<PyNumber>& scores_sys = reuse ? shared[k] : fresh[1];
     const std::vector<double> sys_sum = sum_statistics(systems[k]);
@@ -479,27 +555,41 @@ std::vector<PairedResult> paired_approximate_randomization(const ResamplingMetri
     const SegmentStats& sys = systems[k];
     const std::vector<double> sys_sum = sum_statistics(sys);
     const double sys_score = metric.score(sys_sum.data());
-    const double diff = std::abs(bl_score - sys_score);
+    const double diff_score = std::abs(bl_score - sys_score);
     size_t count = 0;
-    for (size_t t = 0; t < n_trials; ++t) {
-      // shuf_a = pos @ bl + neg @ sys, shuf_b = neg @ bl + pos @ sys: each product summed on
-      // its own, then the two added.
-      std::fill(a.begin(), a.end(), 0.0);
-      std::fill(a2.begin(), a2.end(), 0.0);
-      std::fill(b.begin(), b.end(), 0.0);
-      std::fill(b2.begin(), b2.end(), 0.0);
-      const uint8_t* sel = pos.data() + t * n;
-      for (size_t i = 0; i < n; ++i) {
-        const double* x = bl.row(i);
-        const double* y = sys.row(i);
-        if (sel[i]) {
-          for (size_t j = 0; j < w; ++j) a[j] += x[j], b2[j] += y[j];
-        } else {
-          for (size_t j = 0; j < w; ++j) a2[j] += y[j], b[j] += x[j];
-        }
+    if (sums_are_exact(bl, sys)) {
+      // Exact integer sums: shuf_a = sys total + the sum over swapped segments of (bl - sys)
+      // and shuf_b = bl total - that sum, equal to the two products below to the bit.
+      const size_t stride = (w + 3) / 4 * 4;
+      std::vector<double> bl_minus_sys(n * stride, 0.0), swapped(stride);
+      for (size_t i = 0; i < n; ++i)
+        for (size_t j = 0; j < w; ++j) bl_minus_sys[i * stride + j] = bl.row(i)[j] - sys.row(i)[j];
+      for (size_t t = 0; t < n_trials; ++t) {
+        sum_selected_rows(bl_minus_sys.data(), stride, pos.data() + t * n, n, swapped.data());
+        for (size_t j = 0; j < w; ++j) a[j] = sys_sum[j] + swapped[j], b[j] = bl_sum[j] - swapped[j];
+        count += std::abs(metric.score(a.data()) - metric.score(b.data())) > diff_score;
       }
-      for (size_t j = 0; j < w; ++j) a[j] += a2[j], b[j] += b2[j];
-      count += std::abs(metric.score(a.data()) - metric.score(b.data())) > diff;
+    } else {
+      for (size_t t = 0; t < n_trials; ++t) {
+        // shuf_a = pos @ bl + neg @ sys, shuf_b = neg @ bl + pos @ sys: each product summed on
+        // its own, then the two added.
+        std::fill(a.begin(), a.end(), 0.0);
+        std::fill(a2.begin(), a2.end(), 0.0);
+        std::fill(b.begin(), b.end(), 0.0);
+        std::fill(b2.begin(), b2.end(), 0.0);
+        const uint8_t* sel = pos.data() + t * n;
+        for (size_t i = 0; i < n; ++i) {
+          const double* x = bl.row(i);
+          const double* y = sys.row(i);
+          if (sel[i]) {
+            for (size_t j = 0; j < w; ++j) a[j] += x[j], b2[j] += y[j];
+          } else {
+            for (size_t j = 0; j < w; ++j) a2[j] += y[j], b[j] += x[j];
+          }
+        }
+        for (size_t j = 0; j < w; ++j) a[j] += a2[j], b[j] += b2[j];
+        count += std::abs(metric.score(a.data()) - metric.score(b.data())) > diff_score;
+      }
     }
     const double p = static_cast<double>(count + 1) / static_cast<double>(n_trials + 1);
     results.push_back(PairedResult{sys_score, p, std::nullopt, std::nullopt});
