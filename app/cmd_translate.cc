@@ -19,7 +19,7 @@
 #include "nmt/metrics/chrf.h"
 #include "nmt/tensor/device.h"
 #include "nmt/text/unicode.h"
-#include "nmt/train/trainer.h"
+#include "nmt/tensor/threads.h"
 #include "nmt/util/error.h"
 #include "nmt/util/io.h"
 #include "nmt/viz/heatmap.h"
@@ -290,7 +290,7 @@ void add_translate_command(CLI::App& app) {
       // A file --output would not be replaced anyway (see below): refuse before any work.
       if (first_bad && !output->empty()) throw RuntimeError(fmt::format("{}:{}: not valid UTF-8", *input, first_bad));
     }
-    train::set_threads(a->threads);
+    set_threads(a->threads);
     decode::Translator translator(load_on_device(*a));
     check_attention_choice(translator.loaded().model_config, *layer, *head, "--attention-layer", "--attention-head");
     auto d = decode_options(*a);
@@ -409,7 +409,7 @@ void add_eval_command(CLI::App& app) {
       }
       ref_streams.push_back(std::move(ref_lines));
     }
-    train::set_threads(a->threads);
+    set_threads(a->threads);
     decode::Translator translator(load_on_device(*a));
     decode::TranslateStats stats;
     const auto start = std::chrono::steady_clock::now();
@@ -474,7 +474,7 @@ void add_attention_command(CLI::App& app) {
     check_decode_args(*a);
     if (a->use_beam()) throw UsageError("nmt attention uses greedy decoding (--beam 1)");
     if (!text::is_valid_utf8(*sentence)) throw UsageError("the sentence is not valid UTF-8");
-    train::set_threads(a->threads);
+    set_threads(a->threads);
     decode::Translator translator(load_on_device(*a));
     check_attention_choice(translator.loaded().model_config, *layer, *head, "--layer", "--head");
     auto d = decode_options(*a);
