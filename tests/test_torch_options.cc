@@ -40,6 +40,7 @@ TEST(Options, FlagsAndKeysAreUnique) {
 TEST(Options, ConfigJsonRoundTripsEveryOption) {
   train::TrainOptions o;
   train::apply_preset("gru-tiny", o);
+  o.model.src_vocab = o.model.tgt_vocab = 100;  // set from the subword model in a run
   o.adam_eps = 1e-7;
   o.best_metric = train::BestMetric::kLoss;
   o.subword_type = train::SubwordType::kBpe;

@@ -29,6 +29,10 @@ std::vector<OptionSpec<TrainOptions>> make_specs() {
       option("vocab_size", "--vocab-size", "Data", "Joint SentencePiece vocabulary size", &O::vocab_size)
           .range(5, models::kMaxVocab),
       option("subword_type", "--subword-type", "Data", "SentencePiece model type", &O::subword_type),
+      option("init_from", "--init-from", "Model",
+             "Start from the weights and spm.model of this model directory (same architecture options; a new "
+             "optimizer, schedule and --out)",
+             &O::init_from),
 
       option("lr", "--lr", "Optimisation", "Peak learning rate, reached after --warmup updates", &O::lr).positive(kHuge),
       option("warmup", "--warmup", "Optimisation", "Linear warm-up steps", &O::warmup).range(0, kMany),

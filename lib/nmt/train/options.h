@@ -45,6 +45,7 @@ struct TrainOptions {
   SubwordType subword_type = SubwordType::kUnigram;
 
   models::ModelConfig model;
+  std::string init_from;  // a model directory whose weights and subword model this run starts from
 
   // Optimisation.
   double lr = 7e-4;

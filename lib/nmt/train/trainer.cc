@@ -224,6 +224,31 @@ bool claim_out_dir(const fs::path& out, const TrainOptions& o, const CheckpointM
   return false;
 }
 
+// --init-from DIR: the directory holds a model whose architecture is this run's (vocabulary
+// sizes aside: they come from DIR's spm.model, which this run takes). Checked before any work.
+void check_init_from(const TrainOptions& o) {
+  const fs::path dir(o.init_from);
+  for (const char* f : {models::kConfigFile, models::kSubwordFile, models::kWeightsFile})
+    if (!fs::is_regular_file(dir / f))
+      throw OptionError("init_from", fmt::format(" {}: not a model directory (no {})", o.init_from, f));
+  const std::string path = (dir / models::kConfigFile).string();
+  const nlohmann::json saved = json_read::parse(read_small_file(path, kMaxJsonBytes), path);
+  nlohmann::json theirs, ours = o.model.to_json();
+  try {
+    theirs = models::ModelConfig::from_json(json_read::object(saved, "model")).to_json();
+  } catch (const RuntimeError& e) {
+    throw RuntimeError(fmt::format("{}: corrupt: {}", path, e.what()));
+  }
+  for (const char* derived : {"src_vocab", "tgt_vocab", "shared_vocab"}) {
+    theirs.erase(derived);
+    ours.erase(derived);
+  }
+  if (const std::string diff = first_difference(theirs, ours); !diff.empty())
+    throw OptionError("init_from", fmt::format(" {}: another architecture ({}); give the same model options (e.g. its "
+                                               "--preset)",
+                                               o.init_from, diff));
+}
+
 std::string optimizer_bytes(torch::optim::Optimizer& optimizer) {
   torch::serialize::OutputArchive archive;
   optimizer.save(archive);
@@ -329,6 +354,8 @@ class Logger : public TrainingObserver {
   Clock::time_point window_start_ = Clock::now();
 };
 
+}  // namespace
+
 // Validates every --valid-every updates (or at each epoch's end), keeps the best weights in
 // OUT/model.pt and counts validations without improvement (--patience).
 class Validator : public TrainingObserver {
@@ -430,6 +457,8 @@ class Validator : public TrainingObserver {
   fs::path out_;
 };
 
+namespace {
+
 // Saves a checkpoint after each validation, every --save-every updates, and at the stop.
 class Checkpointer : public TrainingObserver {
  public:
@@ -497,7 +526,11 @@ void Trainer::prepare_output_dir() {
 void Trainer::prepare_data() {
   Corpora corpora = read_corpora(o_);
   const fs::path sp_path = out_ / models::kSubwordFile;
-  if (is_main_ && !resuming_) {
+  if (is_main_ && !resuming_ && !o_.init_from.empty()) {
+    // The source model's subwords: its embeddings are indexed by them.
+    write_file_atomic(sp_path.string(), read_file((fs::path(o_.init_from) / models::kSubwordFile).string()));
+    log(fmt::format("starting from {}: its {} and {}", o_.init_from, models::kSubwordFile, models::kWeightsFile));
+  } else if (is_main_ && !resuming_) {
     const std::vector<std::string> joint = joint_sentences(corpora.train);
     log(fmt::format("training a {} SentencePiece model (vocab {}) on {} sentences", enum_to_string(o_.subword_type),
                     o_.vocab_size, joint.size()));
@@ -527,6 +560,9 @@ void Trainer::build() {
   if (is_main_) write_file_atomic((out_ / models::kConfigFile).string(), config.dump(2) + "\n");
 
   model_ = models::make_model(o_.model);
+  // Fresh weights are drawn either way, so the random generator is where a fresh run's is.
+  if (!resuming_ && !o_.init_from.empty())
+    models::load_weights(*model_, (fs::path(o_.init_from) / models::kWeightsFile).string());
   model_->to(device_);
   params_ = model_->parameters();
   optimizer_ = std::make_unique<torch::optim::Adam>(make_optimizer(params_, o_));
@@ -693,6 +729,7 @@ TrainSummary Trainer::run() {
   if (device_.is_cuda() && dist_options.world_size > 1 && (o_.device.empty() || o_.device == "cuda"))
     device_ = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(dist_options.local_rank));
   if (o_.bf16 && !device_.is_cuda()) throw OptionError("bf16", " needs a CUDA device (--device cuda)");
+  if (!o_.init_from.empty()) check_init_from(o_);
   SignalScope signals;  // from the start: a signal during set-up stops before the first update
 
   // Joined first, so that when rank 0 refuses the options or the output directory below, its
@@ -719,11 +756,17 @@ TrainSummary Trainer::run() {
     // saves), then save.
     auto log_line = [this](const std::string& line) { log(line); };
     observers_.push_back(std::make_unique<Logger>(o_, *state_, *progress_, out_ / "metrics.jsonl", log_line));
-    observers_.push_back(std::make_unique<Validator>(o_, *state_, *model_, sp_, valid_, device_, out_));
+    auto validator = std::make_unique<Validator>(o_, *state_, *model_, sp_, valid_, device_, out_);
+    validator_ = validator.get();
+    observers_.push_back(std::move(validator));
     observers_.push_back(std::make_unique<Checkpointer>(o_, *state_, checkpoints_, *model_, *optimizer_, resuming_));
     for (const auto& observer : observers_) state_->subscribe(observer.get());
   }
   state_->start_clock();
+  // Where an adapted model starts: its validation figures before the first update (the source
+  // model's own, on this validation set).
+  if (validator_ && !o_.init_from.empty() && state_->saved.step == 0 && state_->saved.history.empty())
+    validator_->validate();
   model_->train();
   StopReason reason = StopReason::kNone;
   while (reason == StopReason::kNone) reason = run_epoch();

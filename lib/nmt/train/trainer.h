@@ -62,6 +62,8 @@ text::SubwordOptions subword_options(const TrainOptions& options);
 // Source and target sentences of the corpus, one list (the joint subword model's input).
 std::vector<std::string> joint_sentences(const data::ParallelCorpus& corpus);
 
+class Validator;
+
 class Trainer {
  public:
   explicit Trainer(const TrainOptions& options);
@@ -97,7 +99,8 @@ class Trainer {
   int64_t bad_in_a_row_ = 0;  // consecutive updates skipped for a non-finite loss or gradient
 
   std::unique_ptr<viz::ProgressLine> progress_;
-  std::vector<std::unique_ptr<TrainingObserver>> observers_;  // rank 0: logger, validator, checkpointer
+  std::vector<std::unique_ptr<TrainingObserver>> observers_;
+  Validator* validator_ = nullptr;  // rank 0: logger, validator, checkpointer
 };
 
 }  // namespace nmt::train
