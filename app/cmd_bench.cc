@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "train_options.h"
 #include "nmt/data/batching.h"
 #include "nmt/data/corpus.h"
 #include "nmt/decode/translator.h"
@@ -26,6 +27,7 @@
 #include "nmt/text/subword.h"
 #include "nmt/train/presets.h"
 #include "nmt/train/step.h"
+#include "nmt/tensor/threads.h"
 #include "nmt/train/trainer.h"
 #include "nmt/util/blas.h"
 #include "nmt/util/error.h"
@@ -72,33 +74,26 @@ struct Prepared {
 
 Prepared prepare(const BenchModelArgs& a) {
   Prepared p;
-  train::apply_preset(a.preset, p.options);
+  with_flag_names([&] { train::apply_preset(a.preset, p.options); });
   if (a.max_tokens > 0) p.options.max_tokens = a.max_tokens;
   p.options.seed = a.seed;
   p.options.threads = a.threads;
   p.options.train_prefix = a.train_prefix;
+  p.options.src_lang = a.src;
+  p.options.tgt_lang = a.tgt;
   auto corpus = data::read_parallel(a.train_prefix, a.src, a.tgt).corpus;
-  if (a.spm.empty()) {
-    std::vector<std::string> joint(corpus.source);
-    joint.insert(joint.end(), corpus.target.begin(), corpus.target.end());
-    text::SubwordOptions so;
-    so.vocab_size = p.options.vocab_size;
-    so.model_type = p.options.subword_type;
-    p.spm_bytes = text::SubwordModel::train_serialized(joint, so);
-  } else {
-    p.spm_bytes = read_file(a.spm);
-  }
+  // The subword model and encoding nmt train makes (vocabulary, type, seed; long pairs left out).
+  p.spm_bytes = a.spm.empty()
+                    ? text::SubwordModel::train_serialized(train::joint_sentences(corpus), train::subword_options(p.options))
+                    : read_file(a.spm);
   auto sp = text::SubwordModel::load_from_serialized(p.spm_bytes, a.spm.empty() ? "trained subword model" : a.spm);
   p.options.model.src_vocab = p.options.model.tgt_vocab = sp.vocab_size();
   p.options.model.shared_vocab = true;
-  const size_t limit = static_cast<size_t>(p.options.model.max_positions - 1);
-  for (size_t i = 0; i < corpus.size(); ++i) {
-    Ids s = sp.encode(corpus.source[i]), t = sp.encode(corpus.target[i]);
-    if (s.size() + 1 > limit || t.size() + 1 > limit) continue;
-    p.lengths.push_back({s.size() + 1, t.size() + 1});
-    p.src.push_back(std::move(s));
-    p.tgt.push_back(std::move(t));
-  }
+  size_t dropped = 0;
+  train::EncodedSet set = train::encode_set(corpus, sp, p.options.model.max_positions - 1, true, &dropped);
+  p.src = std::move(set.src);
+  p.tgt = std::move(set.tgt);
+  p.lengths = std::move(set.lengths);
   return p;
 }
 
@@ -111,7 +106,7 @@ void add_matmul(CLI::App& bench) {
   auto threads = std::make_shared<int>(0);
   cmd->add_option("--threads", *threads, "Threads (as nmt train --threads)")->capture_default_str();
   cmd->callback([threads] {
-    train::set_threads(*threads);
+    set_threads(*threads);
     torch::NoGradGuard guard;
     nlohmann::json sizes = nlohmann::json::object();
     double best = 0;
@@ -150,7 +145,7 @@ void add_train(CLI::App& bench) {
                   "Write the warm-up + timed batches as JSON lines {\"src\": [[ids]], \"tgt\": [[ids]]} (no BOS/EOS)");
   cmd->add_option("--dump-config", *dump_config, "Write the model's config.json (for the PyTorch reference)");
   cmd->callback([a, steps, warmup, dump_batches, dump_config, device_name, bf16] {
-    train::set_threads(a->threads);
+    set_threads(a->threads);
     const torch::Device device = resolve_device(*device_name);
     if (*bf16 && !device.is_cuda()) throw UsageError("--bf16 needs a CUDA device (--device cuda)");
     torch::manual_seed(a->seed);
@@ -261,7 +256,7 @@ void add_translate(CLI::App& bench) {
   cmd->add_option("--dump-ids", *dump_ids, "Write the encoded sources as JSON lines of ids (for the PyTorch reference)");
   cmd->add_option("--dump-hyp-ids", *dump_hyp_ids, "Write the output ids as JSON lines (greedy only)");
   cmd->callback([=] {
-    train::set_threads(*threads);
+    set_threads(*threads);
     const torch::Device device = resolve_device(*device_name);
     const auto t_load = Clock::now();
     models::LoadedModel loaded = models::load_model(*model_dir);

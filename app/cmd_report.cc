@@ -9,7 +9,7 @@
 #include "nmt/data/corpus.h"
 #include "nmt/decode/translator.h"
 #include "nmt/metrics/bleu.h"
-#include "nmt/train/trainer.h"
+#include "nmt/tensor/threads.h"
 #include "nmt/util/error.h"
 #include "nmt/util/io.h"
 #include "nmt/viz/heatmap.h"
@@ -67,7 +67,7 @@ void add_report_command(CLI::App& app) {
   cmd->add_option("--threads", *threads, "LibTorch intra-op threads (0 = default)")->capture_default_str();
   cmd->callback([=] {
     if (src->empty() != ref->empty()) throw UsageError("--src and --ref go together");
-    train::set_threads(*threads);
+    set_threads(*threads);
     viz::RunReport report;
     report.title = *title;
     std::vector<viz::RunMetrics> metrics;

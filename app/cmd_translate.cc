@@ -21,7 +21,7 @@
 #include "nmt/metrics/chrf.h"
 #include "nmt/tensor/device.h"
 #include "nmt/text/unicode.h"
-#include "nmt/train/trainer.h"
+#include "nmt/tensor/threads.h"
 #include "nmt/util/error.h"
 #include "nmt/util/io.h"
 #include "nmt/viz/heatmap.h"
@@ -348,7 +348,7 @@ void add_translate_command(CLI::App& app) {
         throw UsageError(fmt::format("{} has {} lines but {} has {}: one prefix per input line", *prefix_file,
                                      prefix_lines.size(), *input, input_lines.size()));
     }
-    train::set_threads(a->threads);
+    set_threads(a->threads);
     decode::Translator translator = load_translator(*a);
     choose_attention(translator, *layer, *head, "--attention-layer", "--attention-head");
     const auto strategy = make_strategy(*a);
@@ -474,7 +474,7 @@ void add_eval_command(CLI::App& app) {
       }
       ref_streams.push_back(std::move(ref_lines));
     }
-    train::set_threads(a->threads);
+    set_threads(a->threads);
     decode::Translator translator = load_translator(*a);
     decode::TranslateStats stats;
     const auto start = std::chrono::steady_clock::now();
@@ -539,7 +539,7 @@ void add_attention_command(CLI::App& app) {
   cmd->callback([a, sentence, out, layer, head, as_text] {
     check_decode_args(*a);
     if (!text::is_valid_utf8(*sentence)) throw UsageError("the sentence is not valid UTF-8");
-    train::set_threads(a->threads);
+    set_threads(a->threads);
     decode::Translator translator = load_translator(*a);
     choose_attention(translator, *layer, *head, "--layer", "--head");
     auto d = decode_options(*a);
@@ -590,7 +590,7 @@ void add_score_command(CLI::App& app) {
     for (const std::string* o : {src.get(), tgt.get()})
       if (!output->empty() && same_file(*o, *output))
         throw UsageError(fmt::format("{} is both an input and the output; the input would be destroyed", *o));
-    train::set_threads(a->threads);
+    set_threads(a->threads);
     decode::Translator translator = load_translator(*a);
     OutputFile out(output->empty() ? "-" : *output);
     decode::TranslateStats stats;

@@ -14,6 +14,8 @@
 #include <sstream>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "test_support.h"
 
 namespace fs = std::filesystem;
@@ -236,6 +238,73 @@ TEST(Average, TooFewCheckpointsIsAClearError) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("cannot average the last 5"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(dir.file("avg")));
+}
+
+// `nmt train --init-from DIR`: a new run (optimizer, schedule, --out) that starts from another
+// model's weights and subword model, e.g. to adapt a Multi30k model to other data; resumable
+// like any run.
+std::string init_from_cmd(const std::string& out, const std::string& extra) {
+  return nmt::test::nmt_binary() + " train --preset transformer-tiny --train " + fixture("tiny") + " --valid " +
+         fixture("tiny") + " --out " + out + " --valid-bleu false --best-metric loss --seed 3 --threads 1 -q " + extra;
+}
+
+std::vector<nlohmann::json> validations(const std::string& metrics_path) {
+  std::vector<nlohmann::json> out;
+  std::istringstream in(slurp(metrics_path));
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line);
+    if (j["event"] == "valid") out.push_back(j);
+  }
+  return out;
+}
+
+// The first validation of the new run is the source model's best (its model.pt) on the same
+// data: the same weights and subwords, before any update.
+TEST(InitFrom, FirstValidationIsTheSourceModels) {
+  nmt::test::TempDir dir;
+  ASSERT_EQ(run_command(init_from_cmd(dir.file("src"), "--max-steps 40 --valid-every 10")).exit_code, 0);
+  auto r = run_command(init_from_cmd(dir.file("adapted"), "--max-steps 5 --lr 1e-3 --init-from " + dir.file("src")));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto source = validations(dir.file("src/metrics.jsonl"));
+  const auto adapted = validations(dir.file("adapted/metrics.jsonl"));
+  ASSERT_FALSE(source.empty());
+  ASSERT_FALSE(adapted.empty());
+  double best = source.front()["val_loss"].get<double>();
+  for (const auto& v : source) best = std::min(best, v["val_loss"].get<double>());
+  EXPECT_EQ(adapted.front()["step"], 0);
+  EXPECT_DOUBLE_EQ(adapted.front()["val_loss"].get<double>(), best);
+  EXPECT_EQ(slurp(dir.file("adapted/spm.model")), slurp(dir.file("src/spm.model")));
+  const auto config = nlohmann::json::parse(slurp(dir.file("adapted/config.json")));
+  EXPECT_EQ(config["train"]["init_from"], dir.file("src"));
+  EXPECT_DOUBLE_EQ(config["train"]["lr"].get<double>(), 1e-3);
+}
+
+TEST(InitFrom, AnotherArchitectureIsRefusedInOneLine) {
+  nmt::test::TempDir dir;
+  ASSERT_EQ(run_command(init_from_cmd(dir.file("src"), "--max-steps 2")).exit_code, 0);
+  auto r = run_command(init_from_cmd(dir.file("wide"), "--max-steps 2 --ffn 48 --init-from " + dir.file("src")));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find("--init-from"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("ffn"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("wide/spm.model"))) << "refused before any work";
+  r = run_command(init_from_cmd(dir.file("none"), "--max-steps 2 --init-from " + dir.file("nowhere")));
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("not a model directory"), std::string::npos) << r.err;
+}
+
+// Interrupted or extended, an adapted run continues like any other.
+TEST(InitFrom, AnAdaptedRunResumes) {
+  nmt::test::TempDir dir;
+  ASSERT_EQ(run_command(init_from_cmd(dir.file("src"), "--max-steps 5")).exit_code, 0);
+  const std::string adapt = "--init-from " + dir.file("src") + " --save-every 2";
+  ASSERT_EQ(run_command(init_from_cmd(dir.file("a"), adapt + " --max-steps 4")).exit_code, 0);
+  auto r = run_command(init_from_cmd(dir.file("a"), adapt + " --max-steps 8"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(run_command(init_from_cmd(dir.file("b"), adapt + " --max-steps 8")).exit_code, 0);
+  const std::string last = "/checkpoints/step-00000008/model.pt";
+  ASSERT_FALSE(slurp(dir.file("b") + last).empty());
+  EXPECT_EQ(slurp(dir.file("a") + last), slurp(dir.file("b") + last));
 }
 
 }  // namespace

@@ -9,7 +9,7 @@
 
 #include "config_file.h"
 #include "nmt/models/config.h"
-#include "nmt/train/trainer.h"
+#include "nmt/train/options.h"
 #include "nmt/util/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

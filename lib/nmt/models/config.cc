@@ -1,4 +1,5 @@
 #include "nmt/models/config.h"
+#include "nmt/models/config_options.h"
 
 #include <algorithm>
 #include <limits>
@@ -10,61 +11,47 @@
 
 namespace nmt::models {
 
-nlohmann::json ModelConfig::to_json() const {
-  return {{"type", type},
-          {"src_vocab", src_vocab},
-          {"tgt_vocab", tgt_vocab},
-          {"shared_vocab", shared_vocab},
-          {"tie_output", tie_output},
-          {"d_model", d_model},
-          {"heads", heads},
-          {"ffn", ffn},
-          {"encoder_layers", encoder_layers},
-          {"decoder_layers", decoder_layers},
-          {"pre_norm", pre_norm},
-          {"dropout", dropout},
-          {"attention_dropout", attention_dropout},
-          {"activation_dropout", activation_dropout},
-          {"max_positions", max_positions},
-          {"embedding", embedding},
-          {"hidden", hidden},
-          {"rnn_layers", rnn_layers},
-          {"bidirectional", bidirectional}};
+namespace {
+// Ranges are checked by validate(): which sizes matter depends on the architecture.
+std::vector<OptionSpec<ModelConfig>> make_specs() {
+  using M = ModelConfig;
+  const char* g = "Model";
+  return {
+      option("type", "--model", g, "Architecture", &M::type).one_of({"transformer", "gru"}),
+      option("src_vocab", "", g, "Source vocabulary size (from the subword model)", &M::src_vocab),
+      option("tgt_vocab", "", g, "Target vocabulary size (from the subword model)", &M::tgt_vocab),
+      option("shared_vocab", "", g, "Joint subword model: source/target/output embeddings tied", &M::shared_vocab),
+      option("tie_output", "", g, "Output projection shares the target embedding", &M::tie_output),
+      option("d_model", "--d-model", g, "Transformer width", &M::d_model),
+      option("heads", "--heads", g, "Attention heads", &M::heads),
+      option("ffn", "--ffn", g, "Feed-forward inner size", &M::ffn),
+      option("encoder_layers", "--encoder-layers", g, "Encoder layers", &M::encoder_layers),
+      option("decoder_layers", "--decoder-layers", g, "Decoder layers", &M::decoder_layers),
+      option("pre_norm", "--pre-norm", g, "LayerNorm before each block (true) or after (false, the paper)", &M::pre_norm),
+      option("dropout", "--dropout", g, "Dropout", &M::dropout),
+      option("attention_dropout", "--attention-dropout", g, "Dropout on attention weights", &M::attention_dropout),
+      option("activation_dropout", "--activation-dropout", g, "Dropout inside the feed-forward block",
+             &M::activation_dropout),
+      option("max_positions", "--max-positions", g, "Longest sequence in subwords", &M::max_positions),
+      option("embedding", "--embedding", g, "GRU: embedding size", &M::embedding),
+      option("hidden", "--hidden", g, "GRU: hidden size", &M::hidden),
+      option("rnn_layers", "--rnn-layers", g, "GRU: layers", &M::rnn_layers),
+      option("bidirectional", "--bidirectional", g, "GRU: bidirectional encoder (true/false)", &M::bidirectional),
+  };
 }
+}  // namespace
+
+const std::vector<OptionSpec<ModelConfig>>& model_option_specs() {
+  static const std::vector<OptionSpec<ModelConfig>> specs = make_specs();
+  return specs;
+}
+
+nlohmann::json ModelConfig::to_json() const { return options_to_json(*this, model_option_specs()); }
 
 ModelConfig ModelConfig::from_json(const nlohmann::json& j) {
   if (!j.is_object()) throw RuntimeError(fmt::format("model config: a {}, expected an object", j.type_name()));
   ModelConfig c;
-  // Missing keys keep their defaults (config.json files from before a key existed).
-  auto has = [&](const char* key) { return j.contains(key); };
-  auto integer = [&](const char* key, int64_t& field) {
-    if (has(key)) field = json_read::integer(j, key, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max());
-  };
-  auto number = [&](const char* key, double& field) {
-    if (has(key)) field = json_read::number(j, key);
-  };
-  auto boolean = [&](const char* key, bool& field) {
-    if (has(key)) field = json_read::boolean(j, key);
-  };
-  if (has("type")) c.type = json_read::string(j, "type");
-  integer("src_vocab", c.src_vocab);
-  integer("tgt_vocab", c.tgt_vocab);
-  boolean("shared_vocab", c.shared_vocab);
-  boolean("tie_output", c.tie_output);
-  integer("d_model", c.d_model);
-  integer("heads", c.heads);
-  integer("ffn", c.ffn);
-  integer("encoder_layers", c.encoder_layers);
-  integer("decoder_layers", c.decoder_layers);
-  boolean("pre_norm", c.pre_norm);
-  number("dropout", c.dropout);
-  number("attention_dropout", c.attention_dropout);
-  number("activation_dropout", c.activation_dropout);
-  integer("max_positions", c.max_positions);
-  integer("embedding", c.embedding);
-  integer("hidden", c.hidden);
-  integer("rnn_layers", c.rnn_layers);
-  boolean("bidirectional", c.bidirectional);
+  options_from_json(c, j, model_option_specs());  // missing keys keep their defaults
   c.validate([](const std::string& key) { return fmt::format("'{}'", key); });
   return c;
 }

@@ -1,61 +1,166 @@
-// TrainOptions <-> config.json's "train" section. Without LibTorch, so the fuzzer reaches it.
-#include <limits>
-#include <type_traits>
+// The table of `nmt train`'s options, and what is generated from it: config.json's "train"
+// section, the run identity and validation. The command line binds the same table
+// (app/train_options.h). Without LibTorch, so the fuzzer reaches it.
+#include "nmt/train/options.h"
 
-#include "nmt/train/trainer.h"
-#include "nmt/util/json_read.h"
+#include <algorithm>
+#include <limits>
 
 namespace nmt::train {
 
-nlohmann::json TrainOptions::to_json() const {
-  return {{"train_prefix", train_prefix}, {"valid_prefix", valid_prefix}, {"train_tsv", train_tsv},
-          {"valid_tsv", valid_tsv}, {"src_lang", src_lang}, {"tgt_lang", tgt_lang},
-          {"valid_size", valid_size}, {"strict", strict}, {"max_chars", max_chars},
-          {"vocab_size", vocab_size}, {"subword_type", subword_type}, {"lr", lr}, {"warmup", warmup},
-          {"adam_beta1", adam_beta1}, {"adam_beta2", adam_beta2}, {"adam_eps", adam_eps},
-          {"weight_decay", weight_decay}, {"label_smoothing", label_smoothing}, {"clip_norm", clip_norm},
-          {"max_tokens", max_tokens}, {"accum_steps", accum_steps}, {"lr_schedule", lr_schedule}, {"max_epochs", max_epochs},
-          {"max_steps", max_steps}, {"max_time_s", max_time_s}, {"patience", patience},
-          {"valid_every", valid_every}, {"log_every", log_every}, {"valid_bleu", valid_bleu},
-          {"best_metric", best_metric}, {"valid_max_len_b", valid_max_len_b}, {"valid_beam", valid_beam}, {"seed", seed},
-          {"threads", threads}, {"save_every", save_every}, {"keep_last", keep_last},
-          {"max_bad_steps", max_bad_steps}, {"device", device}, {"bf16", bf16}};
+namespace {
+constexpr long double kHuge = std::numeric_limits<double>::max();
+constexpr long double kMany = static_cast<long double>(int64_t{1} << 40);
+
+std::vector<OptionSpec<TrainOptions>> make_specs() {
+  using O = TrainOptions;
+  std::vector<OptionSpec<O>> s = {
+      option("train_prefix", "--train", "Data", "Training files PREFIX (reads PREFIX.SRC and PREFIX.TGT)", &O::train_prefix),
+      option("valid_prefix", "--valid", "Data", "Validation files PREFIX", &O::valid_prefix),
+      option("train_tsv", "--train-tsv", "Data", "Tab-separated pair file (source<TAB>target[<TAB>...])", &O::train_tsv),
+      option("valid_tsv", "--valid-tsv", "Data", "Tab-separated validation pairs", &O::valid_tsv),
+      option("valid_size", "--valid-size", "Data", "Pairs held out for validation when no validation set is given",
+             &O::valid_size),
+      option("src_lang", "--src", "Data", "Source language suffix", &O::src_lang),
+      option("tgt_lang", "--tgt", "Data", "Target language suffix", &O::tgt_lang),
+      option("strict", "--strict", "Data", "Bad corpus lines are errors instead of skipped (true/false)", &O::strict),
+      option("max_chars", "--max-chars", "Data", "Skip corpus lines longer than this many characters", &O::max_chars)
+          .range(1, kMany),
+      option("vocab_size", "--vocab-size", "Data", "Joint SentencePiece vocabulary size", &O::vocab_size)
+          .range(5, models::kMaxVocab),
+      option("subword_type", "--subword-type", "Data", "SentencePiece model type", &O::subword_type),
+      option("init_from", "--init-from", "Model",
+             "Start from the weights and spm.model of this model directory (same architecture options; a new "
+             "optimizer, schedule and --out)",
+             &O::init_from),
+
+      option("lr", "--lr", "Optimisation", "Peak learning rate, reached after --warmup updates", &O::lr).positive(kHuge),
+      option("warmup", "--warmup", "Optimisation", "Linear warm-up steps", &O::warmup).range(0, kMany),
+      option("lr_schedule", "--lr-schedule", "Optimisation", "After warm-up", &O::lr_schedule),
+      option("adam_beta1", "--adam-beta1", "Optimisation", "Adam's β1", &O::adam_beta1).range(0, 0.999999),
+      option("adam_beta2", "--adam-beta2", "Optimisation", "Adam's β2", &O::adam_beta2).range(0, 0.999999),
+      option("adam_eps", "--adam-eps", "Optimisation", "Adam's ε", &O::adam_eps).positive(1),
+      option("label_smoothing", "--label-smoothing", "Optimisation", "Label smoothing ε", &O::label_smoothing)
+          .range(0, 0.999),
+      option("clip_norm", "--clip-norm", "Optimisation", "Gradient-norm clipping (0 = off)", &O::clip_norm).range(0, kHuge),
+      option("weight_decay", "--weight-decay", "Optimisation", "Adam weight decay", &O::weight_decay).range(0, kHuge),
+      option("max_tokens", "--max-tokens", "Optimisation", "Padded tokens per side per batch", &O::max_tokens)
+          .range(1, 100'000'000),
+      option("accum_steps", "--accum-steps", "Optimisation",
+             "Batches per update on each process (gradient accumulation, fairseq's --update-freq): an update sees "
+             "accum-steps × processes batches",
+             &O::accum_steps)
+          .range(1, 1 << 16),
+
+      option("max_epochs", "--max-epochs", "Stopping", "Stop after this many epochs (0 = no limit)", &O::max_epochs)
+          .range(0, kMany).not_identity(),
+      option("max_steps", "--max-steps", "Stopping", "Stop after this many updates (0 = no limit)", &O::max_steps)
+          .range(0, kMany).not_identity(),
+      duration_option("max_time_s", "--max-time", "Stopping", "Stop after this much training time (e.g. 90s, 60m, 1.5h)",
+                      &O::max_time_s)
+          .range(0, kHuge).not_identity(),
+      option("patience", "--patience", "Stopping", "Stop after this many validations without improvement (0 = off)",
+             &O::patience)
+          .range(0, kMany).not_identity(),
+
+      option("valid_every", "--valid-every", "Validation", "Validate every N updates (0 = every epoch)", &O::valid_every)
+          .range(0, kMany),
+      option("log_every", "--log-every", "Validation", "Log every N updates", &O::log_every).range(0, kMany).not_identity(),
+      option("valid_bleu", "--valid-bleu", "Validation", "Translate the validation set and report BLEU (true/false)",
+             &O::valid_bleu),
+      option("valid_beam", "--valid-beam", "Validation", "Beam size for validation BLEU (1 = greedy)", &O::valid_beam)
+          .range(1, 1000),
+      option("valid_max_len_b", "--valid-max-len-b", "Validation",
+             "Validation translations stop at source length + this many subwords", &O::valid_max_len_b)
+          .range(0, 100'000),
+      option("best_metric", "--best-metric", "Validation", "Keep the best model by", &O::best_metric),
+
+      option("save_every", "--save-every", "Checkpoints", "Also save a checkpoint every N updates (0 = at validations only)",
+             &O::save_every)
+          .range(0, kMany).not_identity(),
+      option("keep_last", "--keep-last", "Checkpoints", "Checkpoints kept in OUT/checkpoints (the best weights are kept too)",
+             &O::keep_last)
+          .range(0, 1'000'000).not_identity(),
+      option("max_bad_steps", "--max-bad-steps", "Checkpoints",
+             "Stop after this many consecutive non-finite updates (each is skipped)", &O::max_bad_steps)
+          .range(1, kMany).not_identity(),
+
+      option("seed", "--seed", "", "Random seed", &O::seed),
+      option("threads", "--threads", "", "LibTorch intra-op threads (0 = default)", &O::threads).range(0, 4096).not_identity(),
+      option("device", "--device", "", "cpu, cuda or cuda:N (default: CUDA when available, else cpu)", &O::device)
+          .not_identity(),
+      option("bf16", "--bf16", "", "bf16 autocast of the forward pass (CUDA only)", &O::bf16).as_switch(),
+      option("out_dir", "-o,--out", "", "Model directory to create", &O::out_dir).not_saved().is_required(),
+      option("resume", "--resume", "", "Continue the run in --out from its last checkpoint", &O::resume)
+          .as_switch().not_saved(),
+      option("quiet", "-q,--quiet", "", "No progress output (errors still go to stderr)", &O::quiet).as_switch().not_saved(),
+  };
+  // Model options: config.json's "model" section, declared in models/config.cc.
+  for (const auto& m : models::model_option_specs())
+    if (!m.flag.empty()) s.push_back(nested(m, &O::model)), s.back().saved = false;  // saved in "model"
+  // Data parallelism: unset options (-1 / empty) come from the launcher's RANK, WORLD_SIZE,
+  // LOCAL_RANK, MASTER_ADDR and MASTER_PORT (torchrun's names); see scripts/launch-local.sh.
+  using D = DistOptions;
+  for (auto d : {
+           option("dist_rank", "--dist-rank", "Distributed", "This process's rank, 0..world-1 (default $RANK, else 0)", &D::rank),
+           option("dist_world_size", "--dist-world-size", "Distributed", "Number of processes (default $WORLD_SIZE, else 1)",
+                  &D::world_size),
+           option("dist_local_rank", "--dist-local-rank", "Distributed",
+                  "Rank on this machine, picks the GPU (default $LOCAL_RANK)", &D::local_rank),
+           option("dist_addr", "--dist-addr", "Distributed",
+                  "Rendezvous host, rank 0's machine (default $MASTER_ADDR, else 127.0.0.1)", &D::master_addr),
+           option("dist_port", "--dist-port", "Distributed", "Rendezvous TCP port (default $MASTER_PORT, else 29500)",
+                  &D::master_port),
+           option("dist_timeout", "--dist-timeout", "Distributed",
+                  "Seconds a collective may wait for the other ranks before failing", &D::timeout_s),
+       })
+    s.push_back(nested(std::move(d).not_saved(), &O::dist));
+  return s;
 }
+}  // namespace
+
+const std::vector<OptionSpec<TrainOptions>>& train_option_specs() {
+  static const std::vector<OptionSpec<TrainOptions>> specs = make_specs();
+  return specs;
+}
+
+nlohmann::json TrainOptions::to_json() const { return options_to_json(*this, train_option_specs()); }
 
 TrainOptions TrainOptions::from_json(const nlohmann::json& j) {
   TrainOptions o;
-  // Typed reads: a wrong type or a float out of an integer's range is a RuntimeError naming
-  // the key (a float cast to an integer it does not fit is undefined behaviour).
-  auto get = [&](const char* key, auto& field) {
-    if (!j.contains(key)) return;
-    using T = std::decay_t<decltype(field)>;
-    if constexpr (std::is_same_v<T, bool>) {
-      field = json_read::boolean(j, key);
-    } else if constexpr (std::is_integral_v<T>) {
-      constexpr int64_t lo = std::is_signed_v<T> ? static_cast<int64_t>(std::numeric_limits<T>::min()) : 0;
-      constexpr int64_t hi = sizeof(T) >= sizeof(int64_t) ? std::numeric_limits<int64_t>::max()
-                                                          : static_cast<int64_t>(std::numeric_limits<T>::max());
-      field = static_cast<T>(json_read::integer(j, key, lo, hi));
-    } else if constexpr (std::is_floating_point_v<T>) {
-      field = json_read::number(j, key);
-    } else {
-      field = json_read::string(j, key);
-    }
-  };
-  get("train_prefix", o.train_prefix); get("valid_prefix", o.valid_prefix); get("train_tsv", o.train_tsv);
-  get("valid_tsv", o.valid_tsv); get("src_lang", o.src_lang); get("tgt_lang", o.tgt_lang);
-  get("valid_size", o.valid_size); get("strict", o.strict); get("max_chars", o.max_chars);
-  get("vocab_size", o.vocab_size); get("subword_type", o.subword_type); get("lr", o.lr); get("warmup", o.warmup);
-  get("adam_beta1", o.adam_beta1); get("adam_beta2", o.adam_beta2); get("adam_eps", o.adam_eps);
-  get("weight_decay", o.weight_decay); get("label_smoothing", o.label_smoothing); get("clip_norm", o.clip_norm);
-  get("max_tokens", o.max_tokens); get("lr_schedule", o.lr_schedule); get("max_epochs", o.max_epochs);
-  get("max_steps", o.max_steps); get("max_time_s", o.max_time_s); get("patience", o.patience);
-  get("valid_every", o.valid_every); get("log_every", o.log_every); get("valid_bleu", o.valid_bleu);
-  get("best_metric", o.best_metric); get("valid_max_len_b", o.valid_max_len_b); get("valid_beam", o.valid_beam); get("seed", o.seed);
-  get("threads", o.threads); get("save_every", o.save_every); get("keep_last", o.keep_last);
-  get("max_bad_steps", o.max_bad_steps); get("accum_steps", o.accum_steps); get("device", o.device);
-  get("bf16", o.bf16);
+  options_from_json(o, j, train_option_specs());
   return o;
+}
+
+nlohmann::json run_identity(const nlohmann::json& train_section) {
+  nlohmann::json j = train_section;
+  for (const auto& spec : train_option_specs())
+    if (!spec.identity) j.erase(spec.key);
+  return j;
+}
+
+void validate_options(const TrainOptions& o, const std::function<std::string(const std::string&)>& name) {
+  for (const auto& spec : train_option_specs()) {
+    try {
+      spec.check(o);
+    } catch (const OptionError& e) {
+      if (!name) throw;
+      throw UsageError(e.message(name));
+    }
+  }
+  try {
+    o.model.validate(name ? name : [](const std::string& key) { return fmt::format("'{}'", key); }, /*check_vocab=*/false);
+  } catch (const RuntimeError& e) {
+    throw UsageError(e.what());
+  }
+}
+
+std::string flag_of(const std::string& key) {
+  for (const auto& spec : train_option_specs())
+    if (spec.key == key && !spec.flag.empty()) return spec.long_flag();
+  std::string flag = "--" + key;  // "preset" and other options outside the table
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return flag;
 }
 
 }  // namespace nmt::train

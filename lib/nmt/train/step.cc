@@ -19,7 +19,7 @@ double learning_rate(const TrainOptions& o, int64_t step) {
   const double s = static_cast<double>(std::max<int64_t>(step, 1));
   const double w = static_cast<double>(std::max<int64_t>(o.warmup, 1));
   if (s < w) return o.lr * s / w;
-  if (o.lr_schedule == "constant") return o.lr;
+  if (o.lr_schedule == LrSchedule::kConstant) return o.lr;
   return o.lr * std::sqrt(w / s);
 }
 

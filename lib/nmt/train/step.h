@@ -9,7 +9,7 @@
 #include "nmt/models/model.h"
 #include "nmt/tensor/batch.h"
 #include "nmt/train/loss.h"
-#include "nmt/train/trainer.h"
+#include "nmt/train/options.h"
 
 namespace nmt::train {
 

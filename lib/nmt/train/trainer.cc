@@ -1,78 +1,33 @@
 #include "nmt/train/trainer.h"
 
-#include <dlfcn.h>
-
 #include <algorithm>
-#include <chrono>
-#include <csignal>
-#include <cmath>
 #include <cerrno>
+#include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <limits>
-#include <filesystem>
 #include <fstream>
-#include <optional>
-#include <type_traits>
 #include <sstream>
 
-#include <ATen/CPUGeneratorImpl.h>
 #include <fmt/format.h>
-#include <torch/torch.h>
 
-#include "nmt/data/batching.h"
-#include "nmt/data/corpus.h"
 #include "nmt/decode/beam.h"
 #include "nmt/decode/greedy.h"
 #include "nmt/metrics/bleu.h"
 #include "nmt/models/model_io.h"
 #include "nmt/tensor/batch.h"
 #include "nmt/tensor/device.h"
-#include "nmt/text/subword.h"
-#include "nmt/train/checkpoint.h"
-#include "nmt/train/distributed.h"
-#include "nmt/train/loss.h"
+#include "nmt/tensor/threads.h"
 #include "nmt/train/step.h"
 #include "nmt/util/error.h"
 #include "nmt/util/io.h"
 #include "nmt/util/json_read.h"
-#include "nmt/util/lock.h"
 #include "nmt/viz/progress.h"
 
 namespace nmt::train {
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
 
-void set_threads(int threads) {
-  if (threads <= 0) return;
-  // Matrix products dominate and run in OpenBLAS, which keeps its own thread pool. LibTorch's
-  // OpenMP workers spin after each parallel region and steal those cores, so when OpenBLAS is
-  // present it gets the N threads and LibTorch's intra-op pool 1 (measured on 2 cores,
-  // transformer-small training: 1650 tok/s vs 1350 with 2+2 and 1050 with LibTorch 2 +
-  // OpenBLAS 1). NMT_TORCH_THREADS overrides LibTorch's share. Found at run time: the BLAS
-  // may not be OpenBLAS, and then LibTorch gets all N threads.
-  using SetThreads = void (*)(int);
-  auto openblas = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
-  int torch_threads = openblas ? 1 : threads;
-  if (const char* env = std::getenv("NMT_TORCH_THREADS"); env && std::atoi(env) > 0) torch_threads = std::atoi(env);
-  torch::set_num_threads(torch_threads);
-  if (openblas) openblas(threads);
-}
-
-namespace {
-
-std::string timestamp() {
-  std::time_t now = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", std::localtime(&now));
-  return buf;
-}
-
-struct EncodedSet {
-  std::vector<Ids> src, tgt;
-  std::vector<std::string> src_text, tgt_text;  // raw sentences (validation references)
-  std::vector<data::ExampleLength> lengths;     // with EOS / BOS added
-};
+// ---- data preparation
 
 EncodedSet encode_set(const data::ParallelCorpus& corpus, const text::SubwordModel& sp, int64_t max_len,
                       bool drop_long, size_t* dropped) {
@@ -93,6 +48,32 @@ EncodedSet encode_set(const data::ParallelCorpus& corpus, const text::SubwordMod
   return set;
 }
 
+text::SubwordOptions subword_options(const TrainOptions& o) {
+  text::SubwordOptions so;
+  so.vocab_size = o.vocab_size;
+  so.model_type = enum_to_string(o.subword_type);
+  so.seed = o.seed;
+  so.hard_vocab_limit = false;
+  return so;
+}
+
+std::vector<std::string> joint_sentences(const data::ParallelCorpus& corpus) {
+  std::vector<std::string> joint;
+  joint.reserve(corpus.size() * 2);
+  joint.insert(joint.end(), corpus.source.begin(), corpus.source.end());
+  joint.insert(joint.end(), corpus.target.begin(), corpus.target.end());
+  return joint;
+}
+
+namespace {
+
+std::string timestamp() {
+  std::time_t now = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", std::localtime(&now));
+  return buf;
+}
+
 void print_warnings(const data::ReadReport& report) {
   for (const auto& w : report.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
 }
@@ -107,24 +88,15 @@ Corpora read_corpora(const TrainOptions& o) {
   ro.max_chars = o.max_chars;
   Corpora c;
   if (!o.train_prefix.empty() == !o.train_tsv.empty())
-    throw UsageError("give exactly one of --train PREFIX or --train-tsv FILE");
-  if (!o.train_prefix.empty()) {
-    auto r = data::read_parallel(o.train_prefix, o.src_lang, o.tgt_lang, ro);
+    throw OptionError(std::vector<std::string>{"train_prefix", "train_tsv"}, "give exactly one of {0} PREFIX or {1} FILE");
+  auto read = [&](const std::string& prefix, const std::string& tsv) {
+    auto r = !prefix.empty() ? data::read_parallel(prefix, o.src_lang, o.tgt_lang, ro) : data::read_tsv(tsv, ro);
     print_warnings(r.report);
-    c.train = std::move(r.corpus);
-  } else {
-    auto r = data::read_tsv(o.train_tsv, ro);
-    print_warnings(r.report);
-    c.train = std::move(r.corpus);
-  }
-  if (!o.valid_prefix.empty()) {
-    auto r = data::read_parallel(o.valid_prefix, o.src_lang, o.tgt_lang, ro);
-    print_warnings(r.report);
-    c.valid = std::move(r.corpus);
-  } else if (!o.valid_tsv.empty()) {
-    auto r = data::read_tsv(o.valid_tsv, ro);
-    print_warnings(r.report);
-    c.valid = std::move(r.corpus);
+    return std::move(r.corpus);
+  };
+  c.train = read(o.train_prefix, o.train_tsv);
+  if (!o.valid_prefix.empty() || !o.valid_tsv.empty()) {
+    c.valid = read(o.valid_prefix, o.valid_tsv);
   } else {
     // A single file: hold out a seeded validation split (the test split stays empty).
     const size_t n_valid = std::min(o.valid_size, c.train.size() / 10);
@@ -135,53 +107,6 @@ Corpora read_corpora(const TrainOptions& o) {
   if (c.train.empty()) throw RuntimeError("the training corpus is empty (after skipping bad lines)");
   if (c.valid.empty()) throw RuntimeError("the validation corpus is empty");
   return c;
-}
-
-struct ValidResult {
-  double loss = 0;  // nll per target token
-  double ppl = 0;
-  double bleu = 0;
-};
-
-ValidResult validate(models::Seq2SeqModelImpl& model, const text::SubwordModel& sp, const EncodedSet& valid,
-                     const TrainOptions& o, const torch::Device& device) {
-  ValidResult r;
-  const bool was_training = model.is_training();
-  model.eval();
-  {
-    torch::InferenceMode guard;
-    data::BatchOptions bo;
-    bo.max_tokens = static_cast<size_t>(o.max_tokens);
-    bo.shuffle = false;
-    torch::Tensor nll = torch::zeros({}, torch::kDouble);
-    int64_t tokens = 0;
-    for (const auto& idx : data::plan_batches(valid.lengths, bo, 0)) {
-      std::vector<const Ids*> s, t;
-      for (size_t i : idx) {
-        s.push_back(&valid.src[i]);
-        t.push_back(&valid.tgt[i]);
-      }
-      Batch b = to_device(make_batch(s, t), device);
-      auto logits = model.forward(b.src, b.src_mask, b.tgt_in).to(torch::kFloat);
-      nll += label_smoothed_loss(logits, b.tgt_out, 0.0).nll.to(torch::kCPU, torch::kDouble);
-      tokens += b.tgt_tokens;
-    }
-    r.loss = nll.item<double>() / static_cast<double>(std::max<int64_t>(tokens, 1));
-    r.ppl = std::exp(std::min(r.loss, 50.0));
-  }
-  if (o.valid_bleu) {
-    decode::DecodeOptions d;
-    d.max_len_b = o.valid_max_len_b;
-    std::vector<std::string> out;
-    out.reserve(valid.src.size());
-    decode::BeamOptions beam;
-    beam.beam = o.valid_beam;
-    for (const auto& n : decode::search(model, valid.src, d, *decode::make_search_strategy(beam)))
-      out.push_back(n.empty() ? std::string() : sp.decode(n.front().tokens));
-    r.bleu = metrics::BleuScorer().corpus_score(out, {valid.tgt_text}).score;
-  }
-  if (was_training) model.train();
-  return r;
 }
 
 // SIGINT / SIGTERM ask the training loop to save a checkpoint and stop after the current
@@ -209,40 +134,7 @@ class SignalScope {
   void (*previous_term_)(int) = SIG_DFL;
 };
 
-// Training options that define the run (everything but the stopping limits and logging):
-// re-running the same command on the same --out resumes only when these are unchanged.
-nlohmann::json run_identity(const nlohmann::json& train) {
-  nlohmann::json j = train;
-  for (const char* key : {"max_epochs", "max_steps", "max_time_s", "patience", "log_every", "threads", "keep_last",
-                          "save_every", "max_bad_steps", "device"})
-    j.erase(key);
-  return j;
-}
-
-// OUT/metrics.jsonl, appended to line by line; every write checked (a full disk stops the run
-// with an error naming the file instead of losing its records silently).
-class MetricsLog {
- public:
-  explicit MetricsLog(const fs::path& path) : path_(path.string()) {
-    file_ = std::fopen(path_.c_str(), "ab");
-    if (!file_) throw RuntimeError(fmt::format("{}: cannot open for appending: {}", path_, std::strerror(errno)));
-  }
-  ~MetricsLog() {
-    if (file_) std::fclose(file_);
-  }
-  MetricsLog(const MetricsLog&) = delete;
-  MetricsLog& operator=(const MetricsLog&) = delete;
-  void write(const nlohmann::json& j) {
-    const std::string line = j.dump() + "\n";
-    errno = 0;
-    if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0)
-      throw RuntimeError(fmt::format("{}: cannot write: {}", path_, std::strerror(errno ? errno : EIO)));
-  }
-
- private:
-  std::string path_;
-  std::FILE* file_ = nullptr;
-};
+// ---- the output directory
 
 // The saved run's identity against this one's: "" when they are the same run, otherwise what
 // differs ("heads: 2 in config.json, 4 now"). The model section counts as a whole (minus the
@@ -266,7 +158,7 @@ IdentityDifference run_difference(const fs::path& out, const TrainOptions& o) {
   const nlohmann::json saved = json_read::parse(read_small_file(path, kMaxJsonBytes), path);
   nlohmann::json saved_model, saved_train;
   try {
-    // Through the option structs, so options added since (at their defaults) still match.
+    // Through the option tables, so options added since (at their defaults) still match.
     saved_model = models::ModelConfig::from_json(json_read::object(saved, "model")).to_json();
     saved_train = TrainOptions::from_json(json_read::object(saved, "train")).to_json();
   } catch (const nlohmann::json::exception& e) {
@@ -332,63 +224,29 @@ bool claim_out_dir(const fs::path& out, const TrainOptions& o, const CheckpointM
   return false;
 }
 
-// Every option checked before any work (SentencePiece training can take minutes): one line
-// naming the flag, exit 2. NaN passes every `<`/`>` comparison, so ranges are written as
-// !(lo <= x && x <= hi).
-void validate_options(const TrainOptions& o) {
-  auto flag = [](const std::string& key) {
-    std::string f = "--" + key;
-    std::replace(f.begin(), f.end(), '_', '-');
-    return f == "--type" ? std::string("--model") : f;
-  };
-  auto real = [&](const char* key, double v, double lo, double hi, bool lo_open = false) {
-    if (!std::isfinite(v) || v < lo || v > hi || (lo_open && v == lo))
-      throw UsageError(fmt::format("{} is {}, must be a number {} {} and <= {}", flag(key), v, lo_open ? ">" : ">=", lo, hi));
-  };
-  auto whole = [&](const char* key, int64_t v, int64_t lo, int64_t hi) {
-    if (v < lo || v > hi) throw UsageError(fmt::format("{} is {}, must be between {} and {}", flag(key), v, lo, hi));
-  };
-  constexpr double kHuge = std::numeric_limits<double>::max();
-  constexpr int64_t kMany = int64_t{1} << 40;
-  real("lr", o.lr, 0, kHuge, true);
-  real("weight_decay", o.weight_decay, 0, kHuge);
-  real("label_smoothing", o.label_smoothing, 0, 0.999);
-  real("clip_norm", o.clip_norm, 0, kHuge);
-  real("max_time", o.max_time_s, 0, kHuge);
-  whole("warmup", o.warmup, 0, kMany);
-  whole("max_tokens", o.max_tokens, 1, 100'000'000);
-  whole("accum_steps", o.accum_steps, 1, 1 << 16);
-  whole("max_epochs", o.max_epochs, 0, kMany);
-  whole("max_steps", o.max_steps, 0, kMany);
-  whole("patience", o.patience, 0, kMany);
-  whole("valid_every", o.valid_every, 0, kMany);
-  whole("log_every", o.log_every, 0, kMany);
-  whole("valid_beam", o.valid_beam, 1, 1000);
-  whole("save_every", o.save_every, 0, kMany);
-  whole("keep_last", o.keep_last, 0, 1'000'000);
-  whole("max_bad_steps", o.max_bad_steps, 1, kMany);
-  whole("vocab_size", o.vocab_size, 5, models::kMaxVocab);
-  whole("max_chars", static_cast<int64_t>(std::min<size_t>(o.max_chars, kMany + 1)), 1, kMany);
-  whole("threads", o.threads, 0, 4096);
+// --init-from DIR: the directory holds a model whose architecture is this run's (vocabulary
+// sizes aside: they come from DIR's spm.model, which this run takes). Checked before any work.
+void check_init_from(const TrainOptions& o) {
+  const fs::path dir(o.init_from);
+  for (const char* f : {models::kConfigFile, models::kSubwordFile, models::kWeightsFile})
+    if (!fs::is_regular_file(dir / f))
+      throw OptionError("init_from", fmt::format(" {}: not a model directory (no {})", o.init_from, f));
+  const std::string path = (dir / models::kConfigFile).string();
+  const nlohmann::json saved = json_read::parse(read_small_file(path, kMaxJsonBytes), path);
+  nlohmann::json theirs, ours = o.model.to_json();
   try {
-    o.model.validate(flag, /*check_vocab=*/false);
+    theirs = models::ModelConfig::from_json(json_read::object(saved, "model")).to_json();
   } catch (const RuntimeError& e) {
-    throw UsageError(e.what());
+    throw RuntimeError(fmt::format("{}: corrupt: {}", path, e.what()));
   }
-}
-
-// Stopping must be decided identically on every process, or one would wait forever in a
-// collective the others never enter: each process proposes its reason and the largest code
-// wins (a signal on any process stops all of them).
-enum StopCode : int64_t { kKeepGoing = 0, kMaxSteps = 1, kMaxTime = 2, kPatience = 3, kSignal = 4 };
-const char* stop_name(int64_t code) {
-  switch (code) {
-    case kMaxSteps: return "max-steps";
-    case kMaxTime: return "max-time";
-    case kPatience: return "patience";
-    case kSignal: return "signal";
-    default: return "";
+  for (const char* derived : {"src_vocab", "tgt_vocab", "shared_vocab"}) {
+    theirs.erase(derived);
+    ours.erase(derived);
   }
+  if (const std::string diff = first_difference(theirs, ours); !diff.empty())
+    throw OptionError("init_from", fmt::format(" {}: another architecture ({}); give the same model options (e.g. its "
+                                               "--preset)",
+                                               o.init_from, diff));
 }
 
 std::string optimizer_bytes(torch::optim::Optimizer& optimizer) {
@@ -405,339 +263,512 @@ void load_optimizer_bytes(torch::optim::Optimizer& optimizer, const std::string&
   optimizer.load(archive);
 }
 
+// OUT/metrics.jsonl, appended to line by line; every write checked (a full disk stops the run
+// with an error naming the file instead of losing its records silently).
+class MetricsLog {
+ public:
+  explicit MetricsLog(const fs::path& path) : path_(path.string()) {
+    file_ = std::fopen(path_.c_str(), "ab");
+    if (!file_) throw RuntimeError(fmt::format("{}: cannot open for appending: {}", path_, std::strerror(errno)));
+  }
+  ~MetricsLog() {
+    if (file_) std::fclose(file_);
+  }
+  MetricsLog(const MetricsLog&) = delete;
+  MetricsLog& operator=(const MetricsLog&) = delete;
+  void write(const nlohmann::json& j) {
+    const std::string line = j.dump() + "\n";
+    errno = 0;
+    if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0)
+      throw RuntimeError(fmt::format("{}: cannot write: {}", path_, std::strerror(errno ? errno : EIO)));
+  }
+
+ private:
+  std::string path_;
+  std::FILE* file_ = nullptr;
+};
+
+// ---- observers (rank 0 only: the other ranks meanwhile wait at the next update's first
+// collective)
+
+// Progress on stderr and OUT/metrics.jsonl. On a terminal: a live progress line per epoch
+// plus permanent lines for events and validations. Redirected: plain timestamped lines at
+// --log-every.
+class Logger : public TrainingObserver {
+ public:
+  Logger(const TrainOptions& o, const TrainingState& state, viz::ProgressLine& progress, const fs::path& metrics_path,
+         std::function<void(const std::string&)> log)
+      : o_(o), state_(state), progress_(progress), metrics_(metrics_path), log_(std::move(log)) {}
+
+  void update_done(const UpdateInfo& u) override {
+    const TrainState& s = state_.saved;
+    loss_sum_ += u.sums.loss.to(torch::kCPU, torch::kDouble);
+    nll_sum_ += u.sums.nll.to(torch::kCPU, torch::kDouble);
+    window_tokens_ += u.tgt_tokens;
+    window_src_tokens_ += u.src_tokens;
+    if (progress_.due()) {
+      const double secs = std::chrono::duration<double>(Clock::now() - window_start_).count();
+      const double in_epoch = std::chrono::duration<double>(Clock::now() - u.epoch_start).count();
+      const double loss = window_tokens_ ? loss_sum_.item<double>() / window_tokens_ : 0.0;
+      progress_.show(fmt::format("epoch {} | batch {}/{} | step {} | loss {:.3f} | tok/s {:.0f} | elapsed {} | epoch ETA {}",
+                                 s.epoch, u.batch_end, u.plan_size, s.step, loss,
+                                 (window_tokens_ + window_src_tokens_) / std::max(secs, 1e-9),
+                                 viz::format_duration(state_.elapsed()),
+                                 viz::eta_text(static_cast<double>(u.batch_end - u.epoch_first_batch),
+                                               static_cast<double>(u.plan_size - u.epoch_first_batch), in_epoch)));
+    }
+    if (o_.log_every <= 0 || s.step % o_.log_every != 0) return;
+    const double secs = std::chrono::duration<double>(Clock::now() - window_start_).count();
+    const double loss = loss_sum_.item<double>() / window_tokens_, nll = nll_sum_.item<double>() / window_tokens_;
+    const double tps = (window_tokens_ + window_src_tokens_) / std::max(secs, 1e-9);
+    // On a terminal the live line shows this; the numbers still go to metrics.jsonl.
+    if (!progress_.enabled())
+      log_(fmt::format("step {} | epoch {} | batch {}/{} | loss {:.3f} | ppl {:.2f} | lr {:.3g} | tok/s {:.0f} | elapsed {}",
+                       s.step, s.epoch, u.batch_end, u.plan_size, loss, std::exp(std::min(nll, 50.0)),
+                       learning_rate(o_, s.step), tps, viz::format_duration(state_.elapsed())));
+    metrics_.write({{"event", "train"}, {"step", s.step}, {"epoch", s.epoch}, {"train_loss", loss}, {"train_nll", nll},
+                    {"lr", learning_rate(o_, s.step)}, {"tokens_per_s", tps}, {"wall_time", state_.elapsed()}});
+    loss_sum_.zero_();
+    nll_sum_.zero_();
+    window_tokens_ = window_src_tokens_ = 0;
+    window_start_ = Clock::now();
+  }
+
+  void validation_done(const ValidationResult& v) override {
+    const TrainState& s = state_.saved;
+    metrics_.write(v.entry);
+    log_(fmt::format("validation | step {} | epoch {} | loss {:.3f} | ppl {:.2f}{} | {}", s.step, s.epoch, v.loss, v.ppl,
+                     o_.valid_bleu ? fmt::format(" | BLEU {:.2f}", v.bleu) : "",
+                     v.improved ? "new best" : fmt::format("no improvement ({}/{})", s.bad_validations,
+                                                           o_.patience > 0 ? std::to_string(o_.patience) : "-")));
+  }
+
+ private:
+  const TrainOptions& o_;
+  const TrainingState& state_;
+  viz::ProgressLine& progress_;
+  MetricsLog metrics_;
+  std::function<void(const std::string&)> log_;
+  torch::Tensor loss_sum_ = torch::zeros({}, torch::kDouble), nll_sum_ = torch::zeros({}, torch::kDouble);
+  int64_t window_tokens_ = 0, window_src_tokens_ = 0;
+  Clock::time_point window_start_ = Clock::now();
+};
+
 }  // namespace
 
-TrainSummary run_training(const TrainOptions& o_in) {
-  TrainOptions o = o_in;
-  if (o.out_dir.empty()) throw UsageError("--out DIR is required");
-  validate_options(o);
-  if (o.best_metric != "bleu" && o.best_metric != "loss") throw UsageError("--best-metric must be bleu or loss");
-  if (o.lr_schedule != "inverse-sqrt" && o.lr_schedule != "constant")
-    throw UsageError("--lr-schedule must be inverse-sqrt or constant");
-  if (o.best_metric == "bleu" && !o.valid_bleu) o.best_metric = "loss";
-  const DistOptions dist_options = o.dist.resolved();
-  torch::Device device = resolve_device(o.device);
-  // One GPU per process: "cuda" in a multi-process job means the GPU of this LOCAL_RANK.
-  if (device.is_cuda() && dist_options.world_size > 1 && (o.device.empty() || o.device == "cuda"))
-    device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(dist_options.local_rank));
-  if (o.bf16 && !device.is_cuda()) throw UsageError("--bf16 needs a CUDA device (--device cuda)");
-  const fs::path out(o.out_dir);
-  CheckpointManager checkpoints(out, static_cast<int>(o.keep_last));
-  SignalScope signals;  // from the start: a signal during set-up stops before the first update
+// Validates every --valid-every updates (or at each epoch's end), keeps the best weights in
+// OUT/model.pt and counts validations without improvement (--patience).
+class Validator : public TrainingObserver {
+ public:
+  Validator(const TrainOptions& o, TrainingState& state, models::Seq2SeqModelImpl& model, const text::SubwordModel& sp,
+            const EncodedSet& valid, const torch::Device& device, const fs::path& out)
+      : o_(o), state_(state), model_(model), sp_(sp), valid_(valid), device_(device), out_(out) {}
 
-  // Joined first, so that when rank 0 refuses the options or the output directory below, its
-  // exit closes the rendezvous and the other ranks fail at once instead of waiting.
-  Distributed dist(dist_options, device);
-  const bool is_main = dist.is_main();
-
-  // Resume when asked, or when the same command is run again on the same --out. Only rank 0
-  // looks at --out (and only rank 0 ever writes there): the other ranks may be on machines
-  // that cannot see it.
-  bool resuming = false;
-  std::optional<DirectoryLock> owner;  // held until training ends: one run per directory at a time
-  if (is_main) {
-    if (fs::exists(out) && !fs::is_directory(out)) throw UsageError(fmt::format("{}: --out exists and is not a directory", o.out_dir));
-    std::error_code ec;
-    fs::create_directories(out, ec);
-    if (ec) throw RuntimeError(fmt::format("{}: cannot create: {}", o.out_dir, ec.message()));
-    owner.emplace(out.string());
-    resuming = claim_out_dir(out, o, checkpoints);
+  void update_done(const UpdateInfo&) override {
+    if (o_.valid_every > 0 && state_.saved.step % o_.valid_every == 0) validate();
   }
-  set_threads(o.threads);
-  torch::manual_seed(o.seed);
-
-  // On a terminal: a live progress line per epoch plus permanent lines for events and
-  // validations. Redirected: plain timestamped lines at --log-every. Only rank 0 talks.
-  viz::ProgressLine progress(!o.quiet && is_main && viz::is_terminal(stderr));
-  auto log = [&](const std::string& line) {
-    progress.clear();
-    if (!o.quiet && is_main) std::fprintf(stderr, "[%s] %s\n", timestamp().c_str(), line.c_str());
-  };
-
-  // ---- data and subwords (every rank reads the corpus; rank 0 makes the subword model)
-  Corpora corpora = read_corpora(o);
-  const fs::path sp_path = out / models::kSubwordFile;
-  if (is_main && !resuming) {
-    std::vector<std::string> joint;
-    joint.reserve(corpora.train.size() * 2);
-    joint.insert(joint.end(), corpora.train.source.begin(), corpora.train.source.end());
-    joint.insert(joint.end(), corpora.train.target.begin(), corpora.train.target.end());
-    text::SubwordOptions so;
-    so.vocab_size = o.vocab_size;
-    so.model_type = o.subword_type;
-    so.seed = o.seed;
-    so.hard_vocab_limit = false;
-    log(fmt::format("training a {} SentencePiece model (vocab {}) on {} sentences", o.subword_type, o.vocab_size,
-                    joint.size()));
-    text::SubwordModel::train(joint, so, sp_path.string());
+  void epoch_done() override {
+    if (o_.valid_every <= 0) validate();
   }
-  text::SubwordModel sp;
-  if (!dist.active()) {
-    sp = text::SubwordModel::load(sp_path.string());
-  } else {
-    const std::string sp_bytes = dist.share_from_main("spm.model", is_main ? read_file(sp_path.string()) : "");
-    sp = text::SubwordModel::load_from_serialized(sp_bytes, is_main ? sp_path.string() : "rank 0's spm.model");
+  // The final weights are always validated (and saved).
+  void stopped(StopReason reason) override {
+    if (reason == StopReason::kSignal || reason == StopReason::kNonFinite) return;
+    const auto& history = state_.saved.history;
+    if (history.empty() || history.back()["step"] != state_.saved.step) validate();
   }
-  o.model.src_vocab = o.model.tgt_vocab = sp.vocab_size();
-  o.model.shared_vocab = true;
 
-  size_t dropped = 0;
-  EncodedSet train = encode_set(corpora.train, sp, o.model.max_positions - 1, true, &dropped);
-  if (dropped)
-    log(fmt::format("warning: {} training pairs longer than {} subwords were left out", dropped, o.model.max_positions - 1));
-  size_t unused = 0;
-  EncodedSet valid = encode_set(corpora.valid, sp, 0, false, &unused);
-  log(fmt::format("data: {} training pairs, {} validation pairs, vocabulary {}", train.src.size(), valid.src.size(),
-                  sp.vocab_size()));
-
-  const nlohmann::json config = {{"format", 1}, {"nmt_version", "0.1.0"}, {"model", o.model.to_json()}, {"train", o.to_json()}};
-  if (is_main) write_file_atomic((out / models::kConfigFile).string(), config.dump(2) + "\n");
-
-  // ---- model and optimizer
-  models::Seq2SeqModel model = models::make_model(o.model);
-  model->to(device);
-  auto params = model->parameters();
-  torch::optim::Adam optimizer = make_optimizer(params, o);
-  TrainState state;
-  if (resuming) {
-    const fs::path latest = checkpoints.list().back();
-    state = CheckpointManager::load(latest, *model, optimizer, o.model.type, device);
-    if (state.world_size != dist.world_size() || state.accum_steps != o.accum_steps)
-      throw UsageError(fmt::format("{}: checkpoint made with {} process(es) × --accum-steps {}; resume it with the same "
-                                   "(now {} × {})",
-                                   latest.string(), state.world_size, state.accum_steps, dist.world_size(), o.accum_steps));
-    log(fmt::format("resumed from {} at step {} (epoch {}, batch {})", latest.string(), state.step, state.epoch,
-                    state.batch_in_epoch));
-  }
-  state.world_size = dist.world_size();
-  state.accum_steps = o.accum_steps;
-  if (dist.active()) {
-    // Rank 0's weights (fresh or resumed), optimizer moments and position go to every rank.
-    // (The models' buffers, e.g. the positional table, are computed, not learned.)
-    dist.broadcast(params);
-    const nlohmann::json start = {{"resuming", resuming}, {"state", state.to_json()}};
-    const nlohmann::json shared = nlohmann::json::parse(dist.share_from_main("start", is_main ? start.dump() : ""));
-    resuming = shared.at("resuming").get<bool>();
-    if (!is_main) state = TrainState::from_json(shared.at("state"));
-    if (resuming) {
-      const std::string bytes = dist.share_from_main("optimizer", is_main ? optimizer_bytes(optimizer) : "");
-      if (!is_main) load_optimizer_bytes(optimizer, bytes, device);
-    }
-    // Dropout: rank 0 keeps the seeded (or resumed) generator, so a 1-process run is
-    // unchanged; the other ranks draw their own masks.
-    if (!is_main) torch::manual_seed(o.seed + 1000003ULL * static_cast<uint64_t>(dist.rank()) + static_cast<uint64_t>(state.step));
-  }
-  log(fmt::format("model: {} with {} parameters on {}; --threads {} (LibTorch intra-op {}){}", o.model.type,
-                  models::count_parameters(*model), device.str(), o.threads, torch::get_num_threads(),
-                  dist.active() || o.accum_steps > 1
-                      ? fmt::format("; {} process(es) × {} batch(es) per update", dist.world_size(), o.accum_steps)
-                      : ""));
-  std::optional<MetricsLog> metrics;
-  if (is_main) metrics.emplace(out / "metrics.jsonl");
-
-  data::BatchOptions bo;
-  bo.max_tokens = static_cast<size_t>(o.max_tokens);
-  bo.seed = o.seed;
-  bo.shuffle = true;
-
-  const double elapsed_before = state.elapsed;
-  const auto start = Clock::now();
-  auto elapsed = [&] { return elapsed_before + std::chrono::duration<double>(Clock::now() - start).count(); };
-  std::string stop_reason;
-
-  torch::Tensor loss_sum = torch::zeros({}, torch::kDouble), nll_sum = torch::zeros({}, torch::kDouble);
-  int64_t window_tokens = 0, window_src_tokens = 0, bad_in_a_row = 0;
-  auto window_start = Clock::now();
-  int64_t saved_step = resuming ? state.step : -1;
-
-  auto save = [&] {
-    if (!is_main) return;
-    state.elapsed = elapsed();
-    checkpoints.save(*model, optimizer, state, o.model.type);
-    saved_step = state.step;
-  };
-
-  // Rank 0 only: the other ranks meanwhile wait at the next update's first collective.
-  auto run_validation = [&] {
-    if (!is_main) return;
-    ValidResult v = validate(*model, sp, valid, o, device);
+  void validate() {
+    TrainState& s = state_.saved;
+    ValidationResult v = measure();
     // Diverged weights give a NaN loss (and BLEU 0): never a "new best", never saved.
     if (!std::isfinite(v.loss) || !std::isfinite(v.bleu))
       throw RuntimeError(fmt::format("validation at step {}: the loss is {}; training diverged (try a lower --lr or "
                                      "--clip-norm); the best weights so far and the last good checkpoint are kept in {}",
-                                     state.step, v.loss, o.out_dir));
-    const double metric = o.best_metric == "bleu" ? v.bleu : -v.loss;
-    const bool improved = !state.has_best || metric > state.best;
-    if (improved) {
-      state.best = metric;
-      state.has_best = true;
-      state.bad_validations = 0;
-      models::save_weights(*model, (out / models::kWeightsFile).string());
+                                     s.step, v.loss, o_.out_dir));
+    const double metric = o_.best_metric == BestMetric::kBleu ? v.bleu : -v.loss;
+    v.improved = !s.has_best || metric > s.best;
+    if (v.improved) {
+      s.best = metric;
+      s.has_best = true;
+      s.bad_validations = 0;
+      models::save_weights(model_, (out_ / models::kWeightsFile).string());
     } else {
-      state.bad_validations += 1;
+      s.bad_validations += 1;
     }
-    nlohmann::json entry = {{"event", "valid"}, {"step", state.step}, {"epoch", state.epoch},
-                            {"val_loss", v.loss}, {"val_ppl", v.ppl}, {"wall_time", elapsed()}};
-    if (o.valid_bleu) entry["val_bleu"] = v.bleu;
-    state.history.push_back(entry);
-    metrics->write(entry);
-    log(fmt::format("validation | step {} | epoch {} | loss {:.3f} | ppl {:.2f}{} | {}", state.step, state.epoch, v.loss,
-                    v.ppl, o.valid_bleu ? fmt::format(" | BLEU {:.2f}", v.bleu) : "",
-                    improved ? "new best" : fmt::format("no improvement ({}/{})", state.bad_validations,
-                                                          o.patience > 0 ? std::to_string(o.patience) : "-")));
-    save();
-  };
-
-  // An update takes `per_update` consecutive batches of the epoch's plan (the plan is a pure
-  // function of seed and epoch, so every rank computes the same one): rank r takes the r-th
-  // run of accum_steps of them. Every rank also knows the update's total target tokens from
-  // the plan, which is what makes the summed gradient exactly the combined batch's.
-  const size_t per_update = static_cast<size_t>(o.accum_steps) * static_cast<size_t>(dist.world_size());
-  const SumAcrossProcesses sum_across_processes =
-      dist.active() ? SumAcrossProcesses([&dist](const std::vector<torch::Tensor>& t) { dist.all_reduce_sum(t); })
-                    : SumAcrossProcesses();
-  model->train();
-  while (stop_reason.empty()) {
-    if (o.max_epochs > 0 && state.epoch > o.max_epochs) {
-      stop_reason = "max-epochs";
-      break;
-    }
-    const auto plan = data::plan_batches(train.lengths, bo, static_cast<uint64_t>(state.epoch));
-    const auto epoch_start = Clock::now();
-    const size_t epoch_first_batch = static_cast<size_t>(state.batch_in_epoch);
-    for (size_t first = static_cast<size_t>(state.batch_in_epoch); first < plan.size(); first += per_update) {
-      // Stopping is decided before each update, so a run resumed at its limit stops at once.
-      int64_t stop = kKeepGoing;
-      if (g_stop_signal) stop = kSignal;
-      else if (o.patience > 0 && state.bad_validations >= o.patience) stop = kPatience;
-      else if (o.max_steps > 0 && state.step >= o.max_steps) stop = kMaxSteps;
-      else if (o.max_time_s > 0 && elapsed() >= o.max_time_s) stop = kMaxTime;
-      stop = dist.all_reduce_max(stop);
-      if (stop != kKeepGoing) {
-        stop_reason = stop_name(stop);
-        break;
-      }
-      const size_t end = std::min(plan.size(), first + per_update);
-      int64_t update_tgt_tokens = 0, update_src_tokens = 0;
-      for (size_t b = first; b < end; ++b)
-        for (size_t i : plan[b]) {
-          update_tgt_tokens += static_cast<int64_t>(train.lengths[i].tgt);
-          update_src_tokens += static_cast<int64_t>(train.lengths[i].src);
-        }
-      std::vector<Batch> micro_batches;
-      for (int64_t k = 0; k < o.accum_steps; ++k) {
-        const size_t b = first + static_cast<size_t>(dist.rank() * o.accum_steps + k);
-        if (b >= end) break;
-        std::vector<const Ids*> s, t;
-        s.reserve(plan[b].size());
-        t.reserve(plan[b].size());
-        for (size_t i : plan[b]) {
-          s.push_back(&train.src[i]);
-          t.push_back(&train.tgt[i]);
-        }
-        micro_batches.push_back(to_device(make_batch(s, t), device));
-      }
-      const StepResult step = train_step(*model, optimizer, params, micro_batches, update_tgt_tokens, o,
-                                         learning_rate(o, state.step + 1), sum_across_processes);
-      const LossSums& sums = step.sums;
-      state.batch_in_epoch = static_cast<int64_t>(end);
-      if (!step.applied) {
-        state.skipped_steps += 1;
-        bad_in_a_row += 1;
-        log(fmt::format("warning: non-finite loss or gradient at update {}: skipped ({} in a row, {} in all)",
-                        state.step + 1, bad_in_a_row, state.skipped_steps));
-        if (bad_in_a_row >= o.max_bad_steps) {
-          stop_reason = "non-finite";
-          break;
-        }
-        continue;
-      }
-      bad_in_a_row = 0;
-      state.step += 1;
-      loss_sum += sums.loss.to(torch::kCPU, torch::kDouble);
-      nll_sum += sums.nll.to(torch::kCPU, torch::kDouble);
-      window_tokens += update_tgt_tokens;
-      window_src_tokens += update_src_tokens;
-
-      if (progress.due()) {
-        const double secs = std::chrono::duration<double>(Clock::now() - window_start).count();
-        const double in_epoch = std::chrono::duration<double>(Clock::now() - epoch_start).count();
-        const double loss = window_tokens ? loss_sum.item<double>() / window_tokens : 0.0;
-        progress.show(fmt::format("epoch {} | batch {}/{} | step {} | loss {:.3f} | tok/s {:.0f} | elapsed {} | epoch ETA {}",
-                                  state.epoch, end, plan.size(), state.step, loss,
-                                  (window_tokens + window_src_tokens) / std::max(secs, 1e-9), viz::format_duration(elapsed()),
-                                  viz::eta_text(static_cast<double>(end - epoch_first_batch),
-                                                static_cast<double>(plan.size() - epoch_first_batch), in_epoch)));
-      }
-      if (o.log_every > 0 && state.step % o.log_every == 0) {
-        const double secs = std::chrono::duration<double>(Clock::now() - window_start).count();
-        const double loss = loss_sum.item<double>() / window_tokens, nll = nll_sum.item<double>() / window_tokens;
-        const double tps = (window_tokens + window_src_tokens) / std::max(secs, 1e-9);
-        // On a terminal the live line shows this; the numbers still go to metrics.jsonl.
-        if (!progress.enabled())
-          log(fmt::format("step {} | epoch {} | batch {}/{} | loss {:.3f} | ppl {:.2f} | lr {:.3g} | tok/s {:.0f} | elapsed {}",
-                        state.step, state.epoch, end, plan.size(), loss, std::exp(std::min(nll, 50.0)),
-                        learning_rate(o, state.step), tps, viz::format_duration(elapsed())));
-        if (metrics)
-          metrics->write({{"event", "train"}, {"step", state.step}, {"epoch", state.epoch}, {"train_loss", loss},
-                          {"train_nll", nll}, {"lr", learning_rate(o, state.step)}, {"tokens_per_s", tps},
-                          {"wall_time", elapsed()}});
-        loss_sum.zero_();
-        nll_sum.zero_();
-        window_tokens = window_src_tokens = 0;
-        window_start = Clock::now();
-      }
-      if (o.valid_every > 0 && state.step % o.valid_every == 0) run_validation();
-      else if (o.save_every > 0 && state.step % o.save_every == 0) save();
-    }
-    if (stop_reason.empty()) {
-      state.epoch += 1;
-      state.batch_in_epoch = 0;
-      if (o.valid_every <= 0) run_validation();
-    }
+    v.entry = {{"event", "valid"}, {"step", s.step}, {"epoch", s.epoch},
+               {"val_loss", v.loss}, {"val_ppl", v.ppl}, {"wall_time", state_.elapsed()}};
+    if (o_.valid_bleu) v.entry["val_bleu"] = v.bleu;
+    s.history.push_back(v.entry);
+    state_.validation_done(v);
   }
 
+ private:
+  // Loss and perplexity by teacher forcing, then BLEU of greedy (or beam) translations.
+  ValidationResult measure() {
+    ValidationResult r;
+    const bool was_training = model_.is_training();
+    model_.eval();
+    {
+      torch::InferenceMode guard;
+      data::BatchOptions bo;
+      bo.max_tokens = static_cast<size_t>(o_.max_tokens);
+      bo.shuffle = false;
+      torch::Tensor nll = torch::zeros({}, torch::kDouble);
+      int64_t tokens = 0;
+      for (const auto& idx : data::plan_batches(valid_.lengths, bo, 0)) {
+        std::vector<const Ids*> s, t;
+        for (size_t i : idx) {
+          s.push_back(&valid_.src[i]);
+          t.push_back(&valid_.tgt[i]);
+        }
+        Batch b = to_device(make_batch(s, t), device_);
+        auto logits = model_.forward(b.src, b.src_mask, b.tgt_in).to(torch::kFloat);
+        nll += label_smoothed_loss(logits, b.tgt_out, 0.0).nll.to(torch::kCPU, torch::kDouble);
+        tokens += b.tgt_tokens;
+      }
+      r.loss = nll.item<double>() / static_cast<double>(std::max<int64_t>(tokens, 1));
+      r.ppl = std::exp(std::min(r.loss, 50.0));
+    }
+    if (o_.valid_bleu) {
+      decode::DecodeOptions d;
+      d.max_len_b = o_.valid_max_len_b;
+      std::vector<std::string> out;
+      out.reserve(valid_.src.size());
+      decode::BeamOptions beam;
+      beam.beam = o_.valid_beam;
+      for (const auto& n : decode::search(model_, valid_.src, d, *decode::make_search_strategy(beam)))
+        out.push_back(n.empty() ? std::string() : sp_.decode(n.front().tokens));
+      r.bleu = metrics::BleuScorer().corpus_score(out, {valid_.tgt_text}).score;
+    }
+    if (was_training) model_.train();
+    return r;
+  }
+
+  const TrainOptions& o_;
+  TrainingState& state_;
+  models::Seq2SeqModelImpl& model_;
+  const text::SubwordModel& sp_;
+  const EncodedSet& valid_;
+  torch::Device device_;
+  fs::path out_;
+};
+
+namespace {
+
+// Saves a checkpoint after each validation, every --save-every updates, and at the stop.
+class Checkpointer : public TrainingObserver {
+ public:
+  Checkpointer(const TrainOptions& o, TrainingState& state, CheckpointManager& checkpoints,
+               models::Seq2SeqModelImpl& model, torch::optim::Adam& optimizer, bool resumed)
+      : o_(o), state_(state), checkpoints_(checkpoints), model_(model), optimizer_(optimizer),
+        saved_step_(resumed ? state.saved.step : -1) {}
+
+  void update_done(const UpdateInfo&) override {
+    const int64_t step = state_.saved.step;
+    const bool validated = o_.valid_every > 0 && step % o_.valid_every == 0;  // saved with the validation
+    if (!validated && o_.save_every > 0 && step % o_.save_every == 0) save();
+  }
+  void validation_done(const ValidationResult&) override { save(); }
+  // Interrupted: the state exactly where it is, so --resume continues bit for bit. Diverged:
+  // the last good checkpoint stays the newest.
+  void stopped(StopReason reason) override {
+    if (reason != StopReason::kNonFinite && saved_step_ != state_.saved.step) save();
+  }
+
+ private:
+  void save() {
+    state_.saved.elapsed = state_.elapsed();
+    checkpoints_.save(model_, optimizer_, state_.saved, o_.model.type);
+    saved_step_ = state_.saved.step;
+  }
+
+  const TrainOptions& o_;
+  TrainingState& state_;
+  CheckpointManager& checkpoints_;
+  models::Seq2SeqModelImpl& model_;
+  torch::optim::Adam& optimizer_;
+  int64_t saved_step_;
+};
+
+}  // namespace
+
+// ---- Trainer
+
+Trainer::Trainer(const TrainOptions& options)
+    : o_(options), out_(options.out_dir), device_(torch::kCPU), checkpoints_(out_, static_cast<int>(options.keep_last)) {}
+
+Trainer::~Trainer() = default;
+
+void Trainer::log(const std::string& line) {
+  if (progress_) progress_->clear();
+  if (!o_.quiet && is_main_) std::fprintf(stderr, "[%s] %s\n", timestamp().c_str(), line.c_str());
+}
+
+// Resume when asked, or when the same command is run again on the same --out. Only rank 0
+// looks at --out (and only rank 0 ever writes there): the other ranks may be on machines that
+// cannot see it.
+void Trainer::prepare_output_dir() {
+  if (!is_main_) return;
+  if (fs::exists(out_) && !fs::is_directory(out_))
+    throw UsageError(fmt::format("{}: --out exists and is not a directory", o_.out_dir));
+  std::error_code ec;
+  fs::create_directories(out_, ec);
+  if (ec) throw RuntimeError(fmt::format("{}: cannot create: {}", o_.out_dir, ec.message()));
+  owner_.emplace(out_.string());
+  resuming_ = claim_out_dir(out_, o_, checkpoints_);
+}
+
+// Every rank reads the corpus; rank 0 makes the subword model and shares it.
+void Trainer::prepare_data() {
+  Corpora corpora = read_corpora(o_);
+  const fs::path sp_path = out_ / models::kSubwordFile;
+  if (is_main_ && !resuming_ && !o_.init_from.empty()) {
+    // The source model's subwords: its embeddings are indexed by them.
+    write_file_atomic(sp_path.string(), read_file((fs::path(o_.init_from) / models::kSubwordFile).string()));
+    log(fmt::format("starting from {}: its {} and {}", o_.init_from, models::kSubwordFile, models::kWeightsFile));
+  } else if (is_main_ && !resuming_) {
+    const std::vector<std::string> joint = joint_sentences(corpora.train);
+    log(fmt::format("training a {} SentencePiece model (vocab {}) on {} sentences", enum_to_string(o_.subword_type),
+                    o_.vocab_size, joint.size()));
+    text::SubwordModel::train(joint, subword_options(o_), sp_path.string());
+  }
+  if (!dist_->active()) {
+    sp_ = text::SubwordModel::load(sp_path.string());
+  } else {
+    const std::string sp_bytes = dist_->share_from_main("spm.model", is_main_ ? read_file(sp_path.string()) : "");
+    sp_ = text::SubwordModel::load_from_serialized(sp_bytes, is_main_ ? sp_path.string() : "rank 0's spm.model");
+  }
+  o_.model.src_vocab = o_.model.tgt_vocab = sp_.vocab_size();
+  o_.model.shared_vocab = true;
+
+  size_t dropped = 0;
+  train_ = encode_set(corpora.train, sp_, o_.model.max_positions - 1, true, &dropped);
+  if (dropped)
+    log(fmt::format("warning: {} training pairs longer than {} subwords were left out", dropped, o_.model.max_positions - 1));
+  size_t unused = 0;
+  valid_ = encode_set(corpora.valid, sp_, 0, false, &unused);
+  log(fmt::format("data: {} training pairs, {} validation pairs, vocabulary {}", train_.src.size(), valid_.src.size(),
+                  sp_.vocab_size()));
+}
+
+void Trainer::build() {
+  const nlohmann::json config = {{"format", 1}, {"nmt_version", "0.1.0"}, {"model", o_.model.to_json()}, {"train", o_.to_json()}};
+  if (is_main_) write_file_atomic((out_ / models::kConfigFile).string(), config.dump(2) + "\n");
+
+  model_ = models::make_model(o_.model);
+  // Fresh weights are drawn either way, so the random generator is where a fresh run's is.
+  if (!resuming_ && !o_.init_from.empty())
+    models::load_weights(*model_, (fs::path(o_.init_from) / models::kWeightsFile).string());
+  model_->to(device_);
+  params_ = model_->parameters();
+  optimizer_ = std::make_unique<torch::optim::Adam>(make_optimizer(params_, o_));
+  state_ = std::make_unique<TrainingState>();
+  TrainState& state = state_->saved;
+  if (resuming_) {
+    const fs::path latest = checkpoints_.list().back();
+    state = CheckpointManager::load(latest, *model_, *optimizer_, o_.model.type, device_);
+    if (state.world_size != dist_->world_size() || state.accum_steps != o_.accum_steps)
+      throw UsageError(fmt::format("{}: checkpoint made with {} process(es) × --accum-steps {}; resume it with the same "
+                                   "(now {} × {})",
+                                   latest.string(), state.world_size, state.accum_steps, dist_->world_size(), o_.accum_steps));
+    log(fmt::format("resumed from {} at step {} (epoch {}, batch {})", latest.string(), state.step, state.epoch,
+                    state.batch_in_epoch));
+  }
+  state.world_size = dist_->world_size();
+  state.accum_steps = o_.accum_steps;
+}
+
+void Trainer::sync_ranks() {
+  if (!dist_->active()) return;
+  TrainState& state = state_->saved;
+  // Rank 0's weights (fresh or resumed), optimizer moments and position go to every rank.
+  // (The models' buffers, e.g. the positional table, are computed, not learned.)
+  dist_->broadcast(params_);
+  const nlohmann::json start = {{"resuming", resuming_}, {"state", state.to_json()}};
+  const nlohmann::json shared = nlohmann::json::parse(dist_->share_from_main("start", is_main_ ? start.dump() : ""));
+  resuming_ = shared.at("resuming").get<bool>();
+  if (!is_main_) state = TrainState::from_json(shared.at("state"));
+  if (resuming_) {
+    const std::string bytes = dist_->share_from_main("optimizer", is_main_ ? optimizer_bytes(*optimizer_) : "");
+    if (!is_main_) load_optimizer_bytes(*optimizer_, bytes, device_);
+  }
+  // Dropout: rank 0 keeps the seeded (or resumed) generator, so a 1-process run is unchanged;
+  // the other ranks draw their own masks.
+  if (!is_main_)
+    torch::manual_seed(o_.seed + 1000003ULL * static_cast<uint64_t>(dist_->rank()) + static_cast<uint64_t>(state.step));
+}
+
+// Stopping is decided before each update, identically on every process (or one would wait
+// forever in a collective the others never enter), so a run resumed at its limit stops at once.
+StopReason Trainer::stop_before_update() {
+  const TrainState& s = state_->saved;
+  StopReason stop = StopReason::kNone;
+  if (g_stop_signal) stop = StopReason::kSignal;
+  else if (o_.patience > 0 && s.bad_validations >= o_.patience) stop = StopReason::kPatience;
+  else if (o_.max_steps > 0 && s.step >= o_.max_steps) stop = StopReason::kMaxSteps;
+  else if (o_.max_time_s > 0 && state_->elapsed() >= o_.max_time_s) stop = StopReason::kMaxTime;
+  return static_cast<StopReason>(dist_->all_reduce_max(static_cast<int64_t>(stop)));
+}
+
+// An update takes `per_update` consecutive batches of the epoch's plan (the plan is a pure
+// function of seed and epoch, so every rank computes the same one): rank r takes the r-th run
+// of accum_steps of them. Every rank also knows the update's total target tokens from the
+// plan, which is what makes the summed gradient exactly the combined batch's.
+StopReason Trainer::run_epoch() {
+  TrainState& state = state_->saved;
+  if (o_.max_epochs > 0 && state.epoch > o_.max_epochs) return StopReason::kMaxEpochs;
+  data::BatchOptions bo;
+  bo.max_tokens = static_cast<size_t>(o_.max_tokens);
+  bo.seed = o_.seed;
+  bo.shuffle = true;
+  const auto plan = data::plan_batches(train_.lengths, bo, static_cast<uint64_t>(state.epoch));
+  const size_t per_update = static_cast<size_t>(o_.accum_steps) * static_cast<size_t>(dist_->world_size());
+  const SumAcrossProcesses sum_across_processes =
+      dist_->active() ? SumAcrossProcesses([this](const std::vector<torch::Tensor>& t) { dist_->all_reduce_sum(t); })
+                      : SumAcrossProcesses();
+  UpdateInfo info;
+  info.plan_size = plan.size();
+  info.epoch_start = Clock::now();
+  info.epoch_first_batch = static_cast<size_t>(state.batch_in_epoch);
+  for (size_t first = static_cast<size_t>(state.batch_in_epoch); first < plan.size(); first += per_update) {
+    if (const StopReason stop = stop_before_update(); stop != StopReason::kNone) return stop;
+    const size_t end = std::min(plan.size(), first + per_update);
+    int64_t update_tgt_tokens = 0, update_src_tokens = 0;
+    for (size_t b = first; b < end; ++b)
+      for (size_t i : plan[b]) {
+        update_tgt_tokens += static_cast<int64_t>(train_.lengths[i].tgt);
+        update_src_tokens += static_cast<int64_t>(train_.lengths[i].src);
+      }
+    std::vector<Batch> micro_batches;
+    for (int64_t k = 0; k < o_.accum_steps; ++k) {
+      const size_t b = first + static_cast<size_t>(dist_->rank() * o_.accum_steps + k);
+      if (b >= end) break;
+      std::vector<const Ids*> s, t;
+      s.reserve(plan[b].size());
+      t.reserve(plan[b].size());
+      for (size_t i : plan[b]) {
+        s.push_back(&train_.src[i]);
+        t.push_back(&train_.tgt[i]);
+      }
+      micro_batches.push_back(to_device(make_batch(s, t), device_));
+    }
+    const StepResult step = train_step(*model_, *optimizer_, params_, micro_batches, update_tgt_tokens, o_,
+                                       learning_rate(o_, state.step + 1), sum_across_processes);
+    state.batch_in_epoch = static_cast<int64_t>(end);
+    if (!step.applied) {
+      state.skipped_steps += 1;
+      bad_in_a_row_ += 1;
+      log(fmt::format("warning: non-finite loss or gradient at update {}: skipped ({} in a row, {} in all)", state.step + 1,
+                      bad_in_a_row_, state.skipped_steps));
+      if (bad_in_a_row_ >= o_.max_bad_steps) return StopReason::kNonFinite;
+      continue;
+    }
+    bad_in_a_row_ = 0;
+    state.step += 1;
+    info.sums = step.sums;
+    info.tgt_tokens = update_tgt_tokens;
+    info.src_tokens = update_src_tokens;
+    info.batch_end = end;
+    state_->update_done(info);
+  }
+  state.epoch += 1;
+  state.batch_in_epoch = 0;
+  state_->epoch_done();
+  return StopReason::kNone;
+}
+
+TrainSummary Trainer::finish(StopReason reason) {
+  const TrainState& state = state_->saved;
   TrainSummary summary;
   summary.signal = static_cast<int>(g_stop_signal);
-  if (stop_reason == "signal") {
-    // Interrupted: keep the state exactly where it is, so --resume continues bit for bit.
-    if (saved_step != state.step) save();
+  state_->stopped(reason);  // rank 0: the final validation and checkpoint
+  if (reason == StopReason::kSignal) {
     if (summary.signal)
       log(fmt::format("interrupted by signal {} at step {}; checkpoint saved, continue with --resume", summary.signal,
                       state.step));
     else
       log(fmt::format("another rank was interrupted by a signal at step {}; checkpoint saved, continue with --resume",
                       state.step));
-  } else if (stop_reason == "non-finite") {
+  } else if (reason == StopReason::kNonFinite) {
     log(fmt::format("stopping: {} consecutive updates had a non-finite loss or gradient; the last good checkpoint "
                     "and the best weights are kept",
-                    bad_in_a_row));
-  } else if (!is_main) {
-    // Rank 0 validates and saves the final weights alone.
-  } else if (state.history.empty() || state.history.back()["step"] != state.step) {
-    run_validation();  // the final weights are always validated (and saved)
-  } else if (saved_step != state.step) {
-    save();
+                    bad_in_a_row_));
   }
   summary.steps = state.step;
   summary.epochs = state.epoch;
   summary.best_metric = state.best;
-  summary.seconds = elapsed();
+  summary.seconds = state_->elapsed();
   summary.skipped_steps = state.skipped_steps;
-  summary.stop_reason = stop_reason;
+  summary.stop_reason = reason;
   for (const auto& h : state.history) {
     if (h.contains("val_bleu")) summary.best_valid_bleu = std::max(summary.best_valid_bleu, h["val_bleu"].get<double>());
     const double l = h["val_loss"].get<double>();
     if (summary.best_valid_loss == 0 || l < summary.best_valid_loss) summary.best_valid_loss = l;
   }
-  if (stop_reason != "signal" && stop_reason != "non-finite")
-    log(fmt::format("stopped ({}) after {} steps, {}; best validation {} {:.3f}; model in {}", stop_reason, state.step,
-                    viz::format_duration(summary.seconds), o.best_metric, o.best_metric == "bleu" ? state.best : -state.best,
-                    o.out_dir));
-  if (stop_reason == "non-finite")
-    throw RuntimeError(fmt::format("training diverged: {} consecutive non-finite updates (see {}/metrics.jsonl)", bad_in_a_row,
-                                   o.out_dir));
+  if (reason != StopReason::kSignal && reason != StopReason::kNonFinite)
+    log(fmt::format("stopped ({}) after {} steps, {}; best validation {} {:.3f}; model in {}", enum_to_string(reason),
+                    state.step, viz::format_duration(summary.seconds), enum_to_string(o_.best_metric),
+                    o_.best_metric == BestMetric::kBleu ? state.best : -state.best, o_.out_dir));
+  if (reason == StopReason::kNonFinite)
+    throw RuntimeError(fmt::format("training diverged: {} consecutive non-finite updates (see {}/metrics.jsonl)",
+                                   bad_in_a_row_, o_.out_dir));
   return summary;
 }
+
+TrainSummary Trainer::run() {
+  if (o_.out_dir.empty()) throw OptionError("out_dir", " is required");
+  validate_options(o_);
+  if (o_.best_metric == BestMetric::kBleu && !o_.valid_bleu) o_.best_metric = BestMetric::kLoss;
+  const DistOptions dist_options = o_.dist.resolved();
+  device_ = resolve_device(o_.device);
+  // One GPU per process: "cuda" in a multi-process job means the GPU of this LOCAL_RANK.
+  if (device_.is_cuda() && dist_options.world_size > 1 && (o_.device.empty() || o_.device == "cuda"))
+    device_ = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(dist_options.local_rank));
+  if (o_.bf16 && !device_.is_cuda()) throw OptionError("bf16", " needs a CUDA device (--device cuda)");
+  if (!o_.init_from.empty()) check_init_from(o_);
+  SignalScope signals;  // from the start: a signal during set-up stops before the first update
+
+  // Joined first, so that when rank 0 refuses the options or the output directory below, its
+  // exit closes the rendezvous and the other ranks fail at once instead of waiting.
+  dist_ = std::make_unique<Distributed>(dist_options, device_);
+  is_main_ = dist_->is_main();
+  prepare_output_dir();
+  set_threads(o_.threads);
+  torch::manual_seed(o_.seed);
+
+  // Only rank 0 talks, validates and writes.
+  progress_ = std::make_unique<viz::ProgressLine>(!o_.quiet && is_main_ && viz::is_terminal(stderr));
+
+  prepare_data();
+  build();
+  sync_ranks();
+  log(fmt::format("model: {} with {} parameters on {}; --threads {} (LibTorch intra-op {}){}", o_.model.type,
+                  models::count_parameters(*model_), device_.str(), o_.threads, torch::get_num_threads(),
+                  dist_->active() || o_.accum_steps > 1
+                      ? fmt::format("; {} process(es) × {} batch(es) per update", dist_->world_size(), o_.accum_steps)
+                      : ""));
+  if (is_main_) {
+    // The order of the reactions to one event: log the update, validate (which logs and
+    // saves), then save.
+    auto log_line = [this](const std::string& line) { log(line); };
+    observers_.push_back(std::make_unique<Logger>(o_, *state_, *progress_, out_ / "metrics.jsonl", log_line));
+    auto validator = std::make_unique<Validator>(o_, *state_, *model_, sp_, valid_, device_, out_);
+    validator_ = validator.get();
+    observers_.push_back(std::move(validator));
+    observers_.push_back(std::make_unique<Checkpointer>(o_, *state_, checkpoints_, *model_, *optimizer_, resuming_));
+    for (const auto& observer : observers_) state_->subscribe(observer.get());
+  }
+  state_->start_clock();
+  // Where an adapted model starts: its validation figures before the first update (the source
+  // model's own, on this validation set).
+  if (validator_ && !o_.init_from.empty() && state_->saved.step == 0 && state_->saved.history.empty())
+    validator_->validate();
+  model_->train();
+  StopReason reason = StopReason::kNone;
+  while (reason == StopReason::kNone) reason = run_epoch();
+  return finish(reason);
+}
+
+TrainSummary run_training(const TrainOptions& options) { return Trainer(options).run(); }
 
 }  // namespace nmt::train

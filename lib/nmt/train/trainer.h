@@ -1,75 +1,33 @@
 #pragma once
 // `nmt train`: data → subwords → model → optimisation loop with validation, checkpoints and
 // early stopping. The trainer only sees the Seq2SeqModel interface.
+//
+// Trainer runs the named stages in order (prepare_output_dir, prepare_data, build, sync_ranks,
+// run_epoch until a stop, finish). What happens around the updates (validation, checkpoints,
+// logging) hangs off a TrainingState's events, as Marian's observers do (training_state.h).
+#include <chrono>
 #include <cstdint>
-#include <functional>
+#include <filesystem>
+#include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
-#include <nlohmann/json.hpp>
+#include <torch/torch.h>
 
-#include "nmt/models/config.h"
-#include "nmt/train/dist_options.h"
+#include "nmt/data/batching.h"
+#include "nmt/data/corpus.h"
+#include "nmt/models/model.h"
+#include "nmt/tensor/batch.h"
+#include "nmt/text/subword.h"
+#include "nmt/train/checkpoint.h"
+#include "nmt/train/distributed.h"
+#include "nmt/train/options.h"
+#include "nmt/train/training_state.h"
+#include "nmt/util/lock.h"
+#include "nmt/viz/progress.h"
 
 namespace nmt::train {
-
-struct TrainOptions {
-  // Data: parallel files (PREFIX.src / PREFIX.tgt) or a tab-separated pair file.
-  std::string train_prefix, valid_prefix, train_tsv, valid_tsv;
-  std::string src_lang = "en", tgt_lang = "fr";
-  size_t valid_size = 1000;  // held out from --train-tsv when no validation set is given
-  bool strict = false;       // bad corpus lines are errors instead of skipped
-  size_t max_chars = 1000;   // corpus lines longer than this are skipped
-
-  // Subwords (joint SentencePiece model on source + target).
-  int vocab_size = 8000;
-  std::string subword_type = "unigram";
-
-  models::ModelConfig model;
-
-  // Optimisation.
-  double lr = 7e-4;  // peak learning rate, reached after `warmup` steps
-  int64_t warmup = 4000;
-  double adam_beta1 = 0.9, adam_beta2 = 0.98, adam_eps = 1e-9;
-  double weight_decay = 0.0;
-  double label_smoothing = 0.1;
-  double clip_norm = 0.0;  // 0 = off
-  int64_t max_tokens = 4096;
-  // Batches per update on each process (fairseq's --update-freq): an update sees
-  // accum_steps × world size batches of the plan.
-  int64_t accum_steps = 1;
-  std::string lr_schedule = "inverse-sqrt";  // or "constant" (after warm-up)
-
-  // Stopping (0 = no limit).
-  int64_t max_epochs = 0;
-  int64_t max_steps = 0;
-  double max_time_s = 0;
-  int64_t patience = 0;  // validations without improvement
-
-  // Validation / logging.
-  int64_t valid_every = 0;  // steps between validations; 0 = once per epoch
-  int64_t log_every = 100;
-  bool valid_bleu = true;
-  std::string best_metric = "bleu";  // "bleu" or "loss"
-  int64_t valid_max_len_b = 10;
-  int64_t valid_beam = 1;  // beam size for validation BLEU (1 = greedy)
-
-  // Checkpoints (OUT/checkpoints/step-N, see checkpoint.h).
-  int64_t save_every = 0;    // also save every N updates (0 = at validations only)
-  int64_t keep_last = 3;     // checkpoints kept besides the best weights (model.pt)
-  int64_t max_bad_steps = 5; // consecutive non-finite updates (skipped) before training stops
-
-  uint64_t seed = 1;
-  int threads = 0;  // 0 = LibTorch's default
-  std::string device;  // "cpu", "cuda", "cuda:N"; empty = CUDA when available, else CPU
-  bool bf16 = false;   // bf16 autocast of the forward pass (CUDA only)
-  DistOptions dist;    // data-parallel job (not saved: a property of the launch, not the run)
-  std::string out_dir;
-  bool resume = false;
-  bool quiet = false;
-
-  nlohmann::json to_json() const;
-  static TrainOptions from_json(const nlohmann::json& j);
-};
 
 struct TrainSummary {
   int64_t steps = 0;
@@ -79,14 +37,70 @@ struct TrainSummary {
   double best_valid_loss = 0;
   double seconds = 0;
   int64_t skipped_steps = 0;
-  std::string stop_reason;  // max-steps, max-epochs, max-time, patience, signal
-  int signal = 0;           // the signal that stopped training (SIGINT/SIGTERM), else 0
+  StopReason stop_reason = StopReason::kNone;
+  int signal = 0;  // the signal that stopped training (SIGINT/SIGTERM), else 0
 };
 
 // Runs training; throws UsageError / RuntimeError on bad options, data or state.
 TrainSummary run_training(const TrainOptions& options);
 
-// Sets LibTorch's intra-op threads and OpenBLAS's pool consistently (0 = leave as is).
-void set_threads(int threads);
+// ---- data preparation, shared with `nmt bench` (so the benchmark trains on what training does)
+
+struct EncodedSet {
+  std::vector<Ids> src, tgt;
+  std::vector<std::string> src_text, tgt_text;  // raw sentences (validation references)
+  std::vector<data::ExampleLength> lengths;     // with EOS / BOS added
+};
+
+// Encodes a corpus; with `drop_long`, pairs with a side longer than max_len subwords (EOS
+// included) are left out and counted in *dropped.
+EncodedSet encode_set(const data::ParallelCorpus& corpus, const text::SubwordModel& sp, int64_t max_len, bool drop_long,
+                      size_t* dropped);
+
+// The subword model a run trains on its training corpus: --vocab-size, --subword-type, seeded.
+text::SubwordOptions subword_options(const TrainOptions& options);
+// Source and target sentences of the corpus, one list (the joint subword model's input).
+std::vector<std::string> joint_sentences(const data::ParallelCorpus& corpus);
+
+class Validator;
+
+class Trainer {
+ public:
+  explicit Trainer(const TrainOptions& options);
+  ~Trainer();
+  TrainSummary run();
+
+ private:
+  void prepare_output_dir();  // rank 0: create, lock, decide fresh start or resume
+  void prepare_data();        // corpora, subword model (rank 0 trains, all load), encoding
+  void build();               // config.json, model, optimizer, resumed state
+  void sync_ranks();          // rank 0's weights, state and optimizer to every rank
+  StopReason run_epoch();     // kNone when the epoch ended without a stop
+  StopReason stop_before_update();
+  TrainSummary finish(StopReason reason);
+  void log(const std::string& line);
+
+  TrainOptions o_;
+  std::filesystem::path out_;
+  torch::Device device_;
+  CheckpointManager checkpoints_;
+  std::unique_ptr<Distributed> dist_;
+  bool is_main_ = true;
+  bool resuming_ = false;
+  std::optional<DirectoryLock> owner_;  // held until training ends: one run per directory at a time
+
+  text::SubwordModel sp_;
+  EncodedSet train_, valid_;
+
+  models::Seq2SeqModel model_{nullptr};
+  std::vector<torch::Tensor> params_;
+  std::unique_ptr<torch::optim::Adam> optimizer_;
+  std::unique_ptr<TrainingState> state_;
+  int64_t bad_in_a_row_ = 0;  // consecutive updates skipped for a non-finite loss or gradient
+
+  std::unique_ptr<viz::ProgressLine> progress_;
+  std::vector<std::unique_ptr<TrainingObserver>> observers_;
+  Validator* validator_ = nullptr;  // rank 0: logger, validator, checkpointer
+};
 
 }  // namespace nmt::train

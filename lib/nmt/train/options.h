@@ -1,0 +1,112 @@
+#pragma once
+// TrainOptions: everything `nmt train` can be told, and the one table that declares each
+// option (see util/option_spec.h and the README's "Adding a training option"). Torch-free, so
+// the config fuzzer reaches it.
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "nmt/models/config_options.h"
+#include "nmt/train/dist_options.h"
+#include "nmt/util/option_spec.h"
+
+namespace nmt::train {
+
+enum class LrSchedule { kInverseSqrt, kConstant };  // after warm-up
+inline constexpr std::array<EnumName<LrSchedule>, 2> enum_names(LrSchedule) {
+  return {{{LrSchedule::kInverseSqrt, "inverse-sqrt"}, {LrSchedule::kConstant, "constant"}}};
+}
+
+enum class BestMetric { kBleu, kLoss };  // which validation figure picks the best weights
+inline constexpr std::array<EnumName<BestMetric>, 2> enum_names(BestMetric) {
+  return {{{BestMetric::kBleu, "bleu"}, {BestMetric::kLoss, "loss"}}};
+}
+
+enum class SubwordType { kUnigram, kBpe };  // SentencePiece's model types nmt supports
+inline constexpr std::array<EnumName<SubwordType>, 2> enum_names(SubwordType) {
+  return {{{SubwordType::kUnigram, "unigram"}, {SubwordType::kBpe, "bpe"}}};
+}
+
+// Field defaults are the options' defaults; what each one means is in train_option_specs().
+struct TrainOptions {
+  // Data: parallel files (PREFIX.src / PREFIX.tgt) or a tab-separated pair file.
+  std::string train_prefix, valid_prefix, train_tsv, valid_tsv;
+  std::string src_lang = "en", tgt_lang = "fr";
+  size_t valid_size = 1000;
+  bool strict = false;
+  size_t max_chars = 1000;
+
+  // Subwords (joint SentencePiece model on source + target).
+  int vocab_size = 8000;
+  SubwordType subword_type = SubwordType::kUnigram;
+
+  models::ModelConfig model;
+  std::string init_from;  // a model directory whose weights and subword model this run starts from
+
+  // Optimisation.
+  double lr = 7e-4;
+  int64_t warmup = 4000;
+  double adam_beta1 = 0.9, adam_beta2 = 0.98, adam_eps = 1e-9;
+  double weight_decay = 0.0;
+  double label_smoothing = 0.1;
+  double clip_norm = 0.0;
+  int64_t max_tokens = 4096;
+  int64_t accum_steps = 1;
+  LrSchedule lr_schedule = LrSchedule::kInverseSqrt;
+
+  // Stopping (0 = no limit).
+  int64_t max_epochs = 0;
+  int64_t max_steps = 0;
+  double max_time_s = 0;
+  int64_t patience = 0;
+
+  // Validation / logging.
+  int64_t valid_every = 0;
+  int64_t log_every = 100;
+  bool valid_bleu = true;
+  BestMetric best_metric = BestMetric::kBleu;
+  int64_t valid_max_len_b = 10;
+  int64_t valid_beam = 1;
+
+  // Checkpoints (OUT/checkpoints/step-N, see checkpoint.h).
+  int64_t save_every = 0;
+  int64_t keep_last = 3;
+  int64_t max_bad_steps = 5;
+
+  uint64_t seed = 1;
+  int threads = 0;
+  std::string device;
+  bool bf16 = false;
+  DistOptions dist;  // not saved: a property of the launch, not the run
+  std::string out_dir;
+  bool resume = false;
+  bool quiet = false;
+
+  // config.json's "train" section: the saved options (model options live in "model").
+  nlohmann::json to_json() const;
+  // Missing keys keep their defaults; a wrong type → RuntimeError naming the key.
+  static TrainOptions from_json(const nlohmann::json& j);
+};
+
+// Every option of `nmt train`, model options included, each declared once.
+const std::vector<OptionSpec<TrainOptions>>& train_option_specs();
+
+// The options that define a run (a "train" section without the stopping limits, logging and
+// other options whose change continues the same run): re-running the same command on the same
+// --out resumes only when these are unchanged.
+nlohmann::json run_identity(const nlohmann::json& train_section);
+
+// Every range and choice, then the model's own consistency checks; a UsageError naming the
+// option by its key ('lr' is 0, ...: OptionError), or as `name` calls it (the command line
+// passes flag_of). Before any work: SentencePiece training can take minutes.
+void validate_options(const TrainOptions& options,
+                      const std::function<std::string(const std::string&)>& name = nullptr);
+
+// "--lr" for "lr": what the command line calls an option (the key itself if it has no flag).
+std::string flag_of(const std::string& key);
+
+}  // namespace nmt::train

@@ -1,0 +1,123 @@
+// The option table (lib/nmt/train/options.cc): each training option is declared once, and the
+// command line, config.json, the run identity, presets and validation all follow it.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "nmt/train/options.h"
+#include "nmt/train/presets.h"
+#include "test_support.h"
+
+namespace {
+
+using nmt::test::fixture;
+using nmt::test::run_command;
+using nmt::test::slurp;
+namespace train = nmt::train;
+
+// No option can again be saved (and so part of a run's identity) without a way to set it.
+TEST(Options, EverySavedTrainingOptionHasAFlag) {
+  const nlohmann::json saved = train::TrainOptions{}.to_json();
+  for (const auto& [key, value] : saved.items()) {
+    const auto* spec = nmt::find_option(train::train_option_specs(), key);
+    ASSERT_NE(spec, nullptr) << key;
+    EXPECT_FALSE(spec->flag.empty()) << key << " is saved in config.json but has no flag";
+  }
+  for (const char* key : {"adam_beta1", "adam_beta2", "adam_eps", "valid_max_len_b"}) EXPECT_TRUE(saved.contains(key)) << key;
+}
+
+TEST(Options, FlagsAndKeysAreUnique) {
+  std::set<std::string> keys, flags;
+  for (const auto& spec : train::train_option_specs()) {
+    EXPECT_TRUE(keys.insert(spec.key).second) << spec.key;
+    if (!spec.flag.empty()) EXPECT_TRUE(flags.insert(spec.long_flag()).second) << spec.flag;
+  }
+}
+
+// config.json written by one version is read back field for field, choices as their names.
+TEST(Options, ConfigJsonRoundTripsEveryOption) {
+  train::TrainOptions o;
+  train::apply_preset("gru-tiny", o);
+  o.model.src_vocab = o.model.tgt_vocab = 100;  // set from the subword model in a run
+  o.adam_eps = 1e-7;
+  o.best_metric = train::BestMetric::kLoss;
+  o.subword_type = train::SubwordType::kBpe;
+  o.max_time_s = 90;
+  const nlohmann::json j = o.to_json();
+  EXPECT_EQ(j["lr_schedule"], "constant");
+  EXPECT_EQ(j["best_metric"], "loss");
+  EXPECT_EQ(j["subword_type"], "bpe");
+  EXPECT_EQ(train::TrainOptions::from_json(j).to_json(), j);
+  EXPECT_EQ(nmt::models::ModelConfig::from_json(o.model.to_json()).to_json(), o.model.to_json());
+}
+
+TEST(Options, AnUnknownChoiceInConfigJsonIsRefusedNamingTheKey) {
+  nmt::test::expect_error<nmt::RuntimeError>([] { train::TrainOptions::from_json({{"lr_schedule", "cosine"}}); },
+                          {"lr_schedule", "cosine", "inverse-sqrt or constant"});
+}
+
+// Stopping limits and logging may change on a resumed run; the optimiser may not silently.
+TEST(Options, RunIdentityLeavesOutOnlyOptionsThatContinueARun) {
+  const nlohmann::json id = train::run_identity(train::TrainOptions{}.to_json());
+  for (const char* key : {"max_steps", "max_epochs", "max_time_s", "patience", "log_every", "threads", "keep_last",
+                          "save_every", "max_bad_steps", "device"})
+    EXPECT_FALSE(id.contains(key)) << key;
+  for (const char* key : {"lr", "adam_eps", "seed", "max_tokens", "valid_max_len_b"}) EXPECT_TRUE(id.contains(key)) << key;
+}
+
+// The library names options by key; the command line names them by flag.
+TEST(Options, LibraryErrorsNameTheKeyAndTheCommandLineTheFlag) {
+  train::TrainOptions o;
+  o.lr = 0;
+  try {
+    train::validate_options(o);
+    FAIL() << "lr 0 accepted";
+  } catch (const nmt::OptionError& e) {
+    EXPECT_NE(std::string(e.what()).find("'lr' is 0"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("--lr"), std::string::npos) << e.what();
+    EXPECT_NE(e.message(train::flag_of).find("--lr is 0"), std::string::npos) << e.message(train::flag_of);
+  }
+  auto r = run_command(nmt::test::nmt_binary() + " train --train x --valid x --out /tmp/never --lr 0");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--lr is 0"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("'lr'"), std::string::npos) << r.err;
+}
+
+TEST(Options, ChoicesAreCheckedOnTheCommandLine) {
+  auto r = run_command(nmt::test::nmt_binary() + " train --train x --valid x --out /tmp/never --lr-schedule cosine");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--lr-schedule"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("inverse-sqrt or constant"), std::string::npos) << r.err;
+  r = run_command(nmt::test::nmt_binary() + " train --train x --valid x --out /tmp/never --preset nonesuch");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--preset: unknown preset 'nonesuch'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("gru-tiny"), std::string::npos) << r.err;
+}
+
+// Options that used to be saved without a flag can now be set, and are saved.
+TEST(Options, AdamSettingsAndValidationLengthAreFlags) {
+  nmt::test::TempDir dir;
+  auto r = run_command(nmt::test::nmt_binary() + " train --preset transformer-tiny --train " + fixture("tiny") +
+                       " --valid " + fixture("tiny") + " --out " + dir.file("m") +
+                       " --max-steps 2 --valid-bleu false -q --adam-beta2 0.997 --adam-eps 1e-6 --valid-max-len-b 7"
+                       " --lr-schedule constant");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto config = nlohmann::json::parse(slurp(dir.file("m/config.json")));
+  EXPECT_DOUBLE_EQ(config["train"]["adam_beta2"].get<double>(), 0.997);
+  EXPECT_DOUBLE_EQ(config["train"]["adam_eps"].get<double>(), 1e-6);
+  EXPECT_EQ(config["train"]["valid_max_len_b"], 7);
+  EXPECT_EQ(config["train"]["lr_schedule"], "constant");
+  EXPECT_EQ(config["train"]["vocab_size"], 100);  // the preset's, not overridden
+}
+
+TEST(Options, EveryPresetGivesValidOptions) {
+  for (const auto& name : train::preset_names()) {
+    train::TrainOptions o;
+    train::apply_preset(name, o);
+    EXPECT_NO_THROW(train::validate_options(o)) << name;
+  }
+}
+
+}  // namespace
