@@ -19,6 +19,7 @@ void add_attention_command(CLI::App& app);
 void add_plot_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
+void add_serve_command(CLI::App& app);
 
 // The command line with sacreBLEU's several-letter short options after `bleu` (-sl, -tok,
 // -pbs, ...) spelled out as long options, for `nmt bleu` to take sacreBLEU's command lines.
