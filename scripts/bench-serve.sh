@@ -10,7 +10,9 @@
 #
 #   bash scripts/bench-serve.sh MODEL_DIR [SOURCE_FILE]
 #   (needs wrk: NMT_SETUP_BENCH=1 bash scripts/setup.sh; NMT=path/to/nmt, NMT_BENCH_SECONDS=20,
-#    NMT_SERVE_THREADS=2, NMT_BENCH_CONNECTIONS="1 8 64" override the defaults)
+#    NMT_SERVE_THREADS=2, NMT_BENCH_CONNECTIONS="1 8 64" override the defaults; NMT_DECODE_ARGS,
+#    e.g. "--max-len-a 1.2 --max-len-b 0", go to both `translate` and `serve`: an untrained
+#    model never emits </s>, and a length bound keeps its outputs as long as real translations)
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -33,7 +35,7 @@ cleanup() {
 trap cleanup EXIT
 lines=$(wc -l < "$src")
 head -n 1 "$src" > "$work/one.txt"
-echo "bench-serve: $(basename "$model"), $lines sentences of $(basename "$src"), --threads $threads, $(nproc) cores"
+echo "bench-serve: $(basename "$model"), $lines sentences of $(basename "$src"), --threads $threads ${NMT_DECODE_ARGS:-}, $(nproc) cores"
 echo "bench-serve: load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 seconds_of() {  # wall seconds of a command, its output discarded
@@ -44,7 +46,8 @@ seconds_of() {  # wall seconds of a command, its output discarded
   calc "$end - $start"
 }
 calc() { awk "BEGIN { printf \"%.6f\", $* }"; }
-translate() { "$nmt" translate -q -m "$model" --threads "$threads" "$@"; }
+decode_args=(${NMT_DECODE_ARGS:-})
+translate() { "$nmt" translate -q -m "$model" --threads "$threads" "${decode_args[@]}" "$@"; }
 startup=$(seconds_of translate --input "$work/one.txt")
 batch64=$(seconds_of translate --batch-size 64 --input "$src")
 batch1=$(seconds_of translate --batch-size 1 --input "$src")
@@ -81,7 +84,7 @@ done = function(summary, latency, requests)
 end
 EOF
 
-"$nmt" serve -m "$model" --threads "$threads" --port 0 -q 2> "$work/serve.log" &
+"$nmt" serve -m "$model" --threads "$threads" "${decode_args[@]}" --port 0 -q 2> "$work/serve.log" &
 server_pid=$!
 port=""
 for _ in $(seq 600); do

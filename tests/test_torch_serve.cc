@@ -39,7 +39,7 @@ class Serve : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = new nmt::test::TempDir("nmt-serve");
     const std::string cmd = nmt::test::nmt_binary() + " train --preset transformer-tiny --train " + fixture("tiny") + " --valid " +
-                            fixture("tiny") + " --out " + model() + " --max-steps 60 --valid-every 60 --lr 5e-3 --seed 3 --threads 1 -q";
+                            fixture("tiny") + " --out " + model() + " --max-steps 300 --valid-every 300 --lr 5e-3 --seed 3 --threads 1 -q";
     auto r = run_command(cmd);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     std::string text;
@@ -162,7 +162,7 @@ HttpReply parse_reply(const std::string& raw) {
 }
 
 // Sends bytes as they are (one request, the connection closed after it) and reads the answer.
-HttpReply exchange(int port, const std::string& raw_request) {
+HttpReply send_request(int port, const std::string& raw_request) {
   const int fd = connect_to(port);
   if (fd < 0) return {};
   send_all(fd, raw_request);
@@ -173,7 +173,7 @@ HttpReply exchange(int port, const std::string& raw_request) {
 
 HttpReply request(int port, const std::string& method, const std::string& path, const std::string& body = "",
                   const std::string& extra_headers = "") {
-  return exchange(port, method + " " + path + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n" + extra_headers +
+  return send_request(port, method + " " + path + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n" + extra_headers +
                             "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
 }
 
@@ -200,7 +200,7 @@ TEST_F(Serve, AnswersHealthModelsAndTranslatesAsNmtTranslateDoes) {
   EXPECT_EQ(models.json()["models"][0]["type"], "transformer");
 
   // Greedy: the same lines as `nmt translate`, one string for a string, a list for a list.
-  auto offline = run_command(nmt::test::nmt_binary() + " translate -q -m " + model() + " --input " + sources());
+  auto offline = run_command(nmt::test::nmt_binary() + " translate -q --threads 1 -m " + model() + " --input " + sources());
   ASSERT_EQ(offline.exit_code, 0) << offline.err;
   const auto expected = lines_of(offline.out);
   auto list = translate(server.port(), {{"text", kSources}});
@@ -215,7 +215,7 @@ TEST_F(Serve, AnswersHealthModelsAndTranslatesAsNmtTranslateDoes) {
   EXPECT_EQ(empty.json()["translation"], nlohmann::json::array());
 
   // Beam search with n-best lists: `nmt translate --beam 3 --nbest 2`'s 'LINE ||| text ||| score'.
-  auto beam = run_command(nmt::test::nmt_binary() + " translate -q -m " + model() + " --beam 3 --nbest 2 --input " + sources());
+  auto beam = run_command(nmt::test::nmt_binary() + " translate -q --threads 1 -m " + model() + " --beam 3 --nbest 2 --input " + sources());
   ASSERT_EQ(beam.exit_code, 0) << beam.err;
   auto nbest = translate(server.port(), {{"text", kSources}, {"beam", 3}, {"nbest", 2}});
   ASSERT_EQ(nbest.status, 200) << nbest.body;
