@@ -74,6 +74,34 @@ TEST(ServeBatcher, ALoneSentenceWaitsNoLongerThanTheWindow) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
 }
 
+// Clients that send again as soon as they are answered: two groups that first arrived apart
+// (the second while the first was decoded) merge into one batch instead of taking turns.
+TEST(ServeBatcher, ClientsComingBackAfterTheirAnswerJoinTheNextBatch) {
+  std::mutex mutex;
+  std::vector<size_t> sizes;
+  auto slow = [&](const DecodeKey&, const std::vector<std::string>& lines) {
+    std::this_thread::sleep_for(100ms);
+    std::lock_guard<std::mutex> lock(mutex);
+    sizes.push_back(lines.size());
+    return std::vector<Nbest>(lines.size(), Nbest{{"x", 0}});
+  };
+  Batcher b(slow, {64, 20ms, {}});  // a window shorter than a batch: the second group is overdue when it ends
+  auto client = [&](std::chrono::milliseconds start) {
+    std::this_thread::sleep_for(start);
+    for (int i = 0; i < 6; ++i) {
+      b.submit({"m", 1, 1}, {"s"}).get();
+      std::this_thread::sleep_for(2ms);
+    }
+  };
+  std::vector<std::thread> clients;
+  for (int i = 0; i < 4; ++i) clients.emplace_back(client, 0ms);
+  for (int i = 0; i < 4; ++i) clients.emplace_back(client, 40ms);  // while the first batch is decoded
+  for (auto& c : clients) c.join();
+  std::lock_guard<std::mutex> lock(mutex);
+  ASSERT_GE(sizes.size(), 6u);
+  EXPECT_EQ(sizes[sizes.size() - 2], 8u) << "the two groups still take turns";
+}
+
 TEST(ServeBatcher, DifferentModelsOrBeamsNeverShareABatch) {
   RecordingDecoder d;
   Batcher b(d.function(), {64, 200ms, {}});

@@ -59,7 +59,11 @@ void Batcher::run() {
   if (options_.on_thread_start) options_.on_thread_start();
   DecodeKey key;
   std::vector<Piece> batch;
-  while (next_batch(key, batch)) decode_batch(key, batch);
+  while (next_batch(key, batch)) {
+    decode_batch(key, batch);
+    std::lock_guard<std::mutex> lock(mutex_);
+    last_batch_end_ = std::chrono::steady_clock::now();
+  }
 }
 
 bool Batcher::next_batch(DecodeKey& key, std::vector<Piece>& batch) {
@@ -75,7 +79,12 @@ bool Batcher::next_batch(DecodeKey& key, std::vector<Piece>& batch) {
       return a.second.front().queued < b.second.front().queued;
     });
     auto& queue = oldest->second;
-    const auto due = queue.front().queued + options_.wait;
+    // The window opens at the first arrival, or at the end of the previous batch if later: the
+    // clients just answered come back within it and join the sentences that queued meanwhile.
+    // Timed from the arrival only, 64 clients settled into two cohorts of ~32 that took turns,
+    // each decoded while the other waited (measured: 21 batches of 33 on average, 64 req/s,
+    // with 64 wrk connections on 2 busy cores; a batch of 64 costs little more than one of 32).
+    const auto due = std::max(queue.front().queued, last_batch_end_) + options_.wait;
     if (stopping_ || queue.size() >= options_.max_batch || std::chrono::steady_clock::now() >= due) {
       const size_t n = std::min(queue.size(), options_.max_batch);
       key = oldest->first;

@@ -42,7 +42,9 @@ using DecodeFunction = std::function<std::vector<Nbest>(const DecodeKey&, const 
 
 struct BatcherOptions {
   size_t max_batch = 64;                       // sentences per decoding batch
-  std::chrono::microseconds wait{5000};        // after the first sentence arrives, how long to wait for more
+  // How long a sentence may wait for others to share its batch: after it arrived, and after the
+  // previous batch ended (see Batcher::next_batch).
+  std::chrono::microseconds wait{5000};
   // Runs on the decoding thread before it decodes anything (e.g. its LibTorch thread settings).
   std::function<void()> on_thread_start;
 };
@@ -94,6 +96,7 @@ class Batcher {
   std::map<DecodeKey, std::deque<Piece>> queues_;  // per key, oldest first
   bool stopping_ = false;
   BatcherStats stats_;
+  std::chrono::steady_clock::time_point last_batch_end_{};
   std::thread thread_;
 };
 
