@@ -48,7 +48,7 @@ struct ServeArgs {
   int http_threads = 128;
   std::string device;
   size_t max_batch = 64;
-  double batch_wait_ms = 5;
+  double batch_wait_ms = 10;
   size_t max_body_bytes = 10 * 1024 * 1024;
   size_t max_sentences = 1000;
   int beam = 1;

@@ -102,6 +102,15 @@ TEST(ServeBatcher, ClientsComingBackAfterTheirAnswerJoinTheNextBatch) {
   EXPECT_EQ(sizes[sizes.size() - 2], 8u) << "the two groups still take turns";
 }
 
+TEST(ServeBatcher, AClientSendingAgainAfterItsAnswerDoesNotWaitOutTheWindow) {
+  RecordingDecoder d;
+  Batcher b(d.function(), {64, 2s, {}});
+  b.submit({"m", 1, 1}, {"first"}).get();  // alone: waits the 2 s window for company
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 3; ++i) b.submit({"m", 1, 1}, {"again"}).get();  // the one client answered is back
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
+}
+
 TEST(ServeBatcher, DifferentModelsOrBeamsNeverShareABatch) {
   RecordingDecoder d;
   Batcher b(d.function(), {64, 200ms, {}});

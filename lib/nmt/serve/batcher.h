@@ -43,8 +43,9 @@ using DecodeFunction = std::function<std::vector<Nbest>(const DecodeKey&, const 
 struct BatcherOptions {
   size_t max_batch = 64;                       // sentences per decoding batch
   // How long a sentence may wait for others to share its batch: after it arrived, and after the
-  // previous batch ended (see Batcher::next_batch).
-  std::chrono::microseconds wait{5000};
+  // previous batch ended, unless as many sentences as that batch answered requests have come
+  // (see Batcher::next_batch).
+  std::chrono::microseconds wait{10000};
   // Runs on the decoding thread before it decodes anything (e.g. its LibTorch thread settings).
   std::function<void()> on_thread_start;
 };
@@ -87,7 +88,8 @@ class Batcher {
   void run();
   // Waits for a batch to be due and takes it out of the queue; false when stopping with nothing left.
   bool next_batch(DecodeKey& key, std::vector<Piece>& batch);
-  void decode_batch(const DecodeKey& key, std::vector<Piece>& batch);
+  // Decodes and answers; returns how many requests it answered (completed or failed).
+  size_t decode_batch(const DecodeKey& key, std::vector<Piece>& batch);
 
   DecodeFunction decode_;
   BatcherOptions options_;
@@ -96,7 +98,10 @@ class Batcher {
   std::map<DecodeKey, std::deque<Piece>> queues_;  // per key, oldest first
   bool stopping_ = false;
   BatcherStats stats_;
+  size_t queued_total_ = 0;  // sentences queued, all keys
   std::chrono::steady_clock::time_point last_batch_end_{};
+  size_t answered_ = 0;       // requests the last batch answered (0 once the next is taken)
+  size_t queued_at_end_ = 0;  // queued_total_ when it ended
   std::thread thread_;
 };
 
