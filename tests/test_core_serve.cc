@@ -126,7 +126,9 @@ TEST(ServeBatcher, DifferentModelsOrBeamsNeverShareABatch) {
   EXPECT_EQ(texts(f4.get()), std::vector<std::string>{"a:y#0"});
   ASSERT_EQ(d.batches.size(), 3u);
   for (const auto& [key, lines] : d.batches)
-    if (key.model == "a" && key.beam == 1) EXPECT_EQ(lines, (std::vector<std::string>{"x", "y"}));
+    if (key.model == "a" && key.beam == 1) {
+      EXPECT_EQ(lines, (std::vector<std::string>{"x", "y"}));
+    }
 }
 
 TEST(ServeBatcher, ADecodingErrorReachesTheRequestsOfItsBatchOnly) {
