@@ -63,9 +63,7 @@ void Batcher::run() {
   while (next_batch(key, batch)) {
     const size_t answered = decode_batch(key, batch);
     std::lock_guard<std::mutex> lock(mutex_);
-    last_batch_end_ = std::chrono::steady_clock::now();
     answered_ = answered;
-    queued_at_end_ = queued_total_;
   }
 }
 
@@ -108,28 +106,37 @@ bool Batcher::next_batch(DecodeKey& key, std::vector<Piece>& batch) {
 }
 
 size_t Batcher::decode_batch(const DecodeKey& key, std::vector<Piece>& batch) {
-  size_t answered = 0;
   std::vector<std::string> sentences;
   sentences.reserve(batch.size());
   for (const auto& p : batch) sentences.push_back(p.request->sentences[p.index]);
+  std::vector<Nbest> out;
+  std::exception_ptr error;
   try {
-    auto out = decode_(key, sentences);
+    out = decode_(key, sentences);
     if (out.size() != batch.size()) throw std::logic_error("the decoder returned a wrong number of translations");
-    for (size_t i = 0; i < batch.size(); ++i) {
-      Request& r = *batch[i].request;
-      if (r.failed) continue;
-      r.results[batch[i].index] = std::move(out[i]);
-      if (--r.remaining == 0) {
-        r.promise.set_value(std::move(r.results));
-        ++answered;
-      }
-    }
   } catch (...) {
-    const auto error = std::current_exception();
-    for (auto& p : batch) {
-      if (p.request->failed) continue;
-      p.request->failed = true;
-      p.request->promise.set_exception(error);
+    error = std::current_exception();
+  }
+  {
+    // Before anyone is answered: a client may send again before this thread takes another
+    // step, and its sentence must count as one coming back.
+    std::lock_guard<std::mutex> lock(mutex_);
+    last_batch_end_ = std::chrono::steady_clock::now();
+    queued_at_end_ = queued_total_;
+  }
+  size_t answered = 0;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    Request& r = *batch[i].request;
+    if (r.failed) continue;
+    if (error) {
+      r.failed = true;
+      r.promise.set_exception(error);
+      ++answered;
+      continue;
+    }
+    r.results[batch[i].index] = std::move(out[i]);
+    if (--r.remaining == 0) {
+      r.promise.set_value(std::move(r.results));
       ++answered;
     }
   }
