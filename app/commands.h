@@ -20,6 +20,7 @@ void add_score_command(CLI::App& app);
 void add_plot_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
+void add_serve_command(CLI::App& app);
 
 // The command line with sacreBLEU's several-letter short options after `bleu` (-sl, -tok,
 // -pbs, ...) spelled out as long options, for `nmt bleu` to take sacreBLEU's command lines.

@@ -39,5 +39,6 @@ int main(int argc, char** argv) {
   nmt::cli::add_plot_command(app);
   nmt::cli::add_report_command(app);
   nmt::cli::add_bench_command(app);
+  nmt::cli::add_serve_command(app);
   return nmt::cli::run_app(app, argc, argv);
 }

@@ -9,7 +9,7 @@
 #                        when configured with the same NMT_LIBTORCH=wheel (see CMakeLists.txt).
 # Either way the other Debian packages below are installed. NMT_SETUP_BENCH=1 adds what
 # scripts/bench.sh needs: Python PyTorch of the same LibTorch (python3-torch for Debian's, the
-# same wheel's Python side for the wheel) and Google Benchmark.
+# same wheel's Python side for the wheel), Google Benchmark and wrk (scripts/bench-serve.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,6 +33,7 @@ packages=(
   libcli11-dev            # command line
   libfmt-dev              # fmt, where the LibTorch found ships none of its own (Debian's 1.13)
   nlohmann-json3-dev      # JSON for configs, --json output, metrics.jsonl
+  libcpp-httplib-dev      # HTTP/1.1 server of `nmt serve` (tests: its API over loopback)
   libgtest-dev            # test suite
   zlib1g-dev              # tests: reading the report's PNG screenshot
   chromium                # tests: the HTML report rendered in a real headless browser
@@ -41,6 +42,7 @@ packages=(
 [[ "$LIBTORCH" == debian ]] && packages+=(libtorch-dev)  # LibTorch 1.13 (CPU): tensors and autograd
 if [[ "${NMT_SETUP_BENCH:-0}" == 1 ]]; then
   packages+=(libbenchmark-dev)
+  packages+=(wrk)  # scripts/bench-serve.sh: HTTP load on `nmt serve`
   [[ "$LIBTORCH" == debian ]] && packages+=(python3-torch)  # the reference on the same LibTorch 1.13
 fi
 

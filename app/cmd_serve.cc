@@ -1,0 +1,380 @@
+// `nmt serve`: translation over HTTP/1.1 with a JSON API. The HTTP side is cpp-httplib
+// (Debian's libcpp-httplib-dev; the README says why), the JSON side lib/nmt/serve/api.h, and
+// concurrent requests share decoding batches through lib/nmt/serve/batcher.h: handler threads
+// queue sentences and wait, one decoding thread owns the models.
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cmath>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+#include <torch/version.h>
+
+#include "commands.h"
+#include "run_app.h"
+#include "nmt/decode/translator.h"
+#include "nmt/serve/api.h"
+#include "nmt/serve/batcher.h"
+#include "nmt/tensor/device.h"
+#include "nmt/text/unicode.h"
+#include "nmt/train/trainer.h"
+#include "nmt/util/error.h"
+#include "nmt/util/io.h"
+
+namespace nmt::cli {
+
+namespace {
+
+struct ServeArgs {
+  std::vector<std::string> model_dirs;
+  std::string host = "127.0.0.1";
+  int port = 8080;
+  int threads = 0;  // the decoder's LibTorch/BLAS threads
+  int http_threads = 128;
+  std::string device;
+  size_t max_batch = 64;
+  double batch_wait_ms = 10;
+  size_t max_body_bytes = 10 * 1024 * 1024;
+  size_t max_sentences = 1000;
+  int beam = 1;
+  int max_beam = 16;
+  double max_len_a = 1.5;
+  int64_t max_len_b = 10;
+  double alpha = 0.6;
+  std::string length_penalty = "gnmt";
+  bool beam_shrink = false;
+  int timeout_s = 10;
+  std::string api_key;
+  std::string api_key_file;
+  bool quiet = false;
+};
+
+void check_serve_args(const ServeArgs& a) {
+  if (a.port < 0 || a.port > 65535) throw UsageError(fmt::format("--port is {}, must be between 0 and 65535", a.port));
+  if (a.threads < 0 || a.threads > 4096) throw UsageError(fmt::format("--threads is {}, must be between 0 and 4096", a.threads));
+  if (a.http_threads < 1 || a.http_threads > 4096)
+    throw UsageError(fmt::format("--http-threads is {}, must be between 1 and 4096", a.http_threads));
+  if (a.max_batch < 1 || a.max_batch > 100'000) throw UsageError(fmt::format("--max-batch is {}, must be between 1 and 100000", a.max_batch));
+  if (!(a.batch_wait_ms >= 0 && a.batch_wait_ms <= 10'000))
+    throw UsageError(fmt::format("--batch-wait-ms is {}, must be between 0 and 10000", a.batch_wait_ms));
+  if (a.max_body_bytes < 1) throw UsageError("--max-body-bytes must be at least 1");
+  if (a.max_sentences < 1) throw UsageError("--max-sentences must be at least 1");
+  if (a.max_beam < 1 || a.max_beam > 1000) throw UsageError(fmt::format("--max-beam is {}, must be between 1 and 1000", a.max_beam));
+  if (a.beam < 1 || a.beam > a.max_beam) throw UsageError(fmt::format("--beam is {}, must be between 1 and --max-beam ({})", a.beam, a.max_beam));
+  if (!(std::isfinite(a.max_len_a) && a.max_len_a >= 0 && a.max_len_a <= 1000))
+    throw UsageError(fmt::format("--max-len-a is {}, must be a number between 0 and 1000", a.max_len_a));
+  if (a.max_len_b < 0 || a.max_len_b > 1'000'000) throw UsageError(fmt::format("--max-len-b is {}, must be between 0 and 1000000", a.max_len_b));
+  if (!std::isfinite(a.alpha)) throw UsageError(fmt::format("--alpha is {}, must be a finite number", a.alpha));
+  if (a.timeout_s < 1 || a.timeout_s > 3600) throw UsageError(fmt::format("--timeout is {}, must be between 1 and 3600", a.timeout_s));
+  if (!a.api_key.empty() && !a.api_key_file.empty()) throw UsageError("give --api-key or --api-key-file, not both");
+}
+
+// The bearer token every request must carry, or "" for none. A key file's first line, so that
+// the key need not appear in `ps` output or the shell's history.
+std::string read_api_key(const ServeArgs& a) {
+  std::string key = a.api_key;
+  if (!a.api_key_file.empty()) {
+    const std::string text = read_file(a.api_key_file);
+    key = std::string(text::python_strip(std::string_view(text).substr(0, text.find('\n'))));
+    if (key.empty()) throw UsageError(fmt::format("--api-key-file {}: the first line is empty", a.api_key_file));
+  }
+  return key;
+}
+
+// A model's name in requests: its directory's name (`-m runs/en-fr/` is "en-fr").
+std::string model_name(const std::string& dir) {
+  auto p = std::filesystem::path(dir).lexically_normal();
+  if (p.filename().empty()) p = p.parent_path();
+  return p.filename().string();
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+struct ServedModel {
+  std::string name, dir;
+  std::unique_ptr<decode::Translator> translator;
+};
+
+// Decodes one batch for the Batcher, exactly as `nmt translate` would decode those lines with
+// the same options (greedy for beam 1 and nbest 1, beam search otherwise).
+std::vector<serve::Nbest> decode_batch(std::map<std::string, ServedModel>& models, const ServeArgs& a,
+                                       const serve::DecodeKey& key, const std::vector<std::string>& lines) {
+  decode::Translator& t = *models.at(key.model).translator;
+  decode::DecodeOptions d;
+  d.max_sentences = static_cast<int64_t>(a.max_batch);
+  d.max_len_a = a.max_len_a;
+  d.max_len_b = a.max_len_b;
+  std::vector<serve::Nbest> out;
+  out.reserve(lines.size());
+  if (key.beam == 1 && key.nbest == 1) {
+    for (auto& s : t.translate(lines, d)) out.push_back({serve::ScoredText{std::move(s), 0.0}});
+    return out;
+  }
+  decode::BeamOptions b;
+  b.beam = key.beam;
+  b.nbest = key.nbest;
+  b.length_penalty = a.length_penalty;
+  b.alpha = a.alpha;
+  b.shrink = a.beam_shrink;
+  for (auto& n : t.translate_beam(lines, d, b)) {
+    serve::Nbest list;
+    for (auto& s : n) list.push_back({std::move(s.text), s.hypothesis.score});
+    out.push_back(std::move(list));
+  }
+  return out;
+}
+
+const char* reason(int status) {
+  switch (status) {
+    case 400: return "bad request";
+    case 401: return "a bearer token is required (Authorization: Bearer KEY)";
+    case 404: return "no such endpoint (POST /translate, GET /health, GET /models)";
+    case 408: return "request timeout";
+    case 413: return "request too large";
+    case 414: return "request URI too long";
+    case 431: return "request headers too large";
+    case 503: return "the server is shutting down";
+    default: return status >= 500 ? "internal error" : "request refused";
+  }
+}
+
+void send_json(httplib::Response& res, int status, const std::string& body) {
+  res.status = status;
+  res.set_content(body, "application/json");
+}
+
+// What the request log line reports, set by the handler on its worker thread (httplib runs a
+// request's handler and its logger on one thread).
+thread_local std::chrono::steady_clock::time_point request_start;
+thread_local bool request_started = false;
+thread_local size_t request_sentences = 0;
+
+// SIGINT/SIGTERM write a byte here; a watcher thread then stops the server. (A signal handler
+// may run on any thread, OpenBLAS's and LibTorch's included, and may do next to nothing.)
+int signal_pipe[2] = {-1, -1};
+void on_stop_signal(int) {
+  const char c = 's';
+  [[maybe_unused]] auto n = ::write(signal_pipe[1], &c, 1);
+}
+
+// More descriptors (1,000 clients at once need 1,000 sockets; the soft limit is often 1,024).
+void raise_descriptor_limit() {
+  rlimit r{};
+  if (::getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+    r.rlim_cur = r.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &r);
+  }
+}
+
+void run_server(const ServeArgs& a) {
+  check_serve_args(a);
+  const std::string api_key = read_api_key(a);
+  std::map<std::string, ServedModel> models;
+  std::vector<std::string> names;
+  for (const auto& dir : a.model_dirs) {
+    const std::string name = model_name(dir);
+    if (models.count(name)) throw UsageError(fmt::format("two -m directories are named \"{}\"; each model is known by its folder's name", name));
+    names.push_back(name);
+    models[name] = ServedModel{name, dir, nullptr};
+  }
+  train::set_threads(a.threads);
+  const torch::Device device = resolve_device(a.device);
+  for (auto& [name, m] : models) {
+    models::LoadedModel loaded = models::load_model(m.dir);
+    loaded.model->to(device);
+    m.translator = std::make_unique<decode::Translator>(std::move(loaded));
+    m.translator->translate({"Warm-up."}, decode::DecodeOptions{});  // the first decode allocates; not a client's
+  }
+
+  serve::BatcherOptions bo;
+  bo.max_batch = a.max_batch;
+  bo.wait = std::chrono::microseconds(static_cast<int64_t>(a.batch_wait_ms * 1000));
+  bo.on_thread_start = [threads = a.threads] { train::set_threads(threads); };  // OpenMP's settings are per thread
+  serve::Batcher batcher([&](const serve::DecodeKey& k, const std::vector<std::string>& l) { return decode_batch(models, a, k, l); }, bo);
+  const serve::ApiDefaults defaults{names, a.beam};
+  const serve::ApiLimits limits{a.max_sentences, a.max_beam};
+  const std::string version = fmt::format("nmt 0.1.0 (LibTorch {})", TORCH_VERSION);
+  std::atomic<size_t> requests{0};
+
+  httplib::Server server;
+  const size_t http_threads = static_cast<size_t>(a.http_threads);
+  server.new_task_queue = [http_threads] { return new httplib::ThreadPool(http_threads); };
+  server.set_payload_max_length(a.max_body_bytes);
+  server.set_read_timeout(a.timeout_s);
+  server.set_write_timeout(a.timeout_s);
+  server.set_keep_alive_timeout(5);
+  server.set_keep_alive_max_count(1000);
+  int listen_fd = -1;
+  server.set_socket_options([&listen_fd](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);  // not SO_REUSEPORT: a second server must fail to bind
+    listen_fd = sock;
+  });
+
+  server.set_pre_routing_handler([&](const httplib::Request& req, httplib::Response& res) {
+    request_start = std::chrono::steady_clock::now();
+    request_started = true;
+    request_sentences = 0;
+    if (api_key.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    const std::string auth = req.get_header_value("Authorization");
+    const std::string prefix = "Bearer ";
+    if (auth.compare(0, prefix.size(), prefix) == 0 && serve::equal_in_constant_time(std::string_view(auth).substr(prefix.size()), api_key))
+      return httplib::Server::HandlerResponse::Unhandled;
+    res.set_header("WWW-Authenticate", "Bearer");
+    send_json(res, 401, serve::error_body(401, reason(401)));
+    return httplib::Server::HandlerResponse::Handled;
+  });
+
+  server.Get("/health", [&](const httplib::Request&, httplib::Response& res) {
+    const auto s = batcher.stats();
+    nlohmann::json j = {{"status", "ok"}, {"version", version}, {"models", names},
+                        {"batches", s.batches}, {"sentences", s.sentences}, {"requests", requests.load()}};
+    send_json(res, 200, j.dump());
+  });
+
+  server.Get("/models", [&](const httplib::Request&, httplib::Response& res) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& name : names) {
+      const auto& m = models.at(name);
+      const auto& c = m.translator->loaded().model_config;
+      list.push_back({{"name", name}, {"path", m.dir}, {"type", c.type}, {"default", name == names.front()}});
+    }
+    send_json(res, 200, nlohmann::json{{"models", list}, {"beam", a.beam}, {"max_beam", a.max_beam},
+                                       {"max_sentences", a.max_sentences}, {"max_body_bytes", a.max_body_bytes}}.dump());
+  });
+
+  server.Post("/translate", [&](const httplib::Request& req, httplib::Response& res) {
+    try {
+      const auto start = std::chrono::steady_clock::now();
+      serve::TranslateRequest r = serve::parse_translate_request(req.body, defaults, limits);
+      request_sentences = r.sentences.size();
+      auto results = batcher.submit(r.key, r.sentences).get();
+      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+      send_json(res, 200, serve::translate_response(r, results, ms));
+    } catch (const serve::ApiError& e) {
+      send_json(res, e.status(), serve::error_body(e.status(), e.what()));
+    } catch (const serve::BatcherStopped& e) {
+      send_json(res, 503, serve::error_body(503, e.what()));
+    }
+  });
+
+  // Errors httplib answers itself (404, 413 over --max-body-bytes, 400 for a broken request
+  // line) get a JSON body like ours; handlers' own errors already have one.
+  const std::string too_large = fmt::format("the request body is over the {}-byte limit (--max-body-bytes)", a.max_body_bytes);
+  server.set_error_handler(httplib::Server::HandlerWithResponse([&too_large](const httplib::Request&, httplib::Response& res) {
+    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    send_json(res, res.status, serve::error_body(res.status, res.status == 413 ? too_large : reason(res.status)));
+    return httplib::Server::HandlerResponse::Handled;
+  }));
+  server.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+    std::string what = "internal error";
+    try {
+      std::rethrow_exception(ep);
+    } catch (const std::exception& e) {
+      what = first_line(e.what());
+    } catch (...) {
+    }
+    send_json(res, 500, serve::error_body(500, what));
+  });
+  server.set_logger([&](const httplib::Request& req, const httplib::Response& res) {
+    requests.fetch_add(1, std::memory_order_relaxed);
+    const double ms = request_started ? std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - request_start).count() : 0.0;
+    if (!a.quiet)
+      std::fprintf(stderr, "%s %s %d %zu sentences %.1f ms\n", req.method.c_str(), req.path.c_str(), res.status, request_sentences, ms);
+    request_started = false;
+    request_sentences = 0;
+  });
+
+  raise_descriptor_limit();
+  std::signal(SIGPIPE, SIG_IGN);  // a client gone mid-answer is a failed write, not the end of the server
+  int port = a.port;
+  const bool bound = a.port == 0 ? (port = server.bind_to_any_port(a.host)) > 0 : server.bind_to_port(a.host, a.port);
+  if (!bound) throw RuntimeError(fmt::format("cannot listen on {}:{} (address in use, or not an address of this machine?)", a.host, a.port));
+  // httplib listens with a backlog of 5; a burst of clients connecting at once (1,000 in the
+  // tests) would wait for SYN retries (1 s, 3 s, ...). Linux lets listen() enlarge it.
+  if (listen_fd >= 0) ::listen(listen_fd, SOMAXCONN);
+
+  if (::pipe2(signal_pipe, O_CLOEXEC) != 0) throw RuntimeError("cannot create a pipe for signal handling");
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
+  std::atomic<bool> stopped_by_signal{false};
+  std::thread watcher([&] {
+    char c = 0;
+    while (::read(signal_pipe[0], &c, 1) < 0 && errno == EINTR) {
+    }
+    if (c != 's') return;  // main's "done" byte
+    std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends the process at once
+    std::signal(SIGTERM, SIG_DFL);
+    stopped_by_signal = true;
+    std::fprintf(stderr, "nmt serve: stopping: finishing the requests in flight\n");
+    server.stop();
+  });
+  std::fprintf(stderr, "nmt serve: listening on http://%s:%d (models: %s; max batch %zu, batch wait %.1f ms)\n", a.host.c_str(), port,
+               joined(names).c_str(), a.max_batch, a.batch_wait_ms);
+  const bool listened = server.listen_after_bind();  // returns once stop() has drained the workers
+  const char done = 'd';
+  [[maybe_unused]] auto n = ::write(signal_pipe[1], &done, 1);
+  watcher.join();
+  batcher.stop();
+  const auto s = batcher.stats();
+  std::fprintf(stderr, "nmt serve: stopped after %zu requests (%zu sentences in %zu batches)\n", requests.load(), s.sentences, s.batches);
+  if (!listened && !stopped_by_signal) throw RuntimeError(fmt::format("the server on {}:{} stopped unexpectedly", a.host, port));
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("serve", "Serve translations over HTTP (JSON API; concurrent requests share decoding batches)");
+  auto a = std::make_shared<ServeArgs>();
+  cmd->add_option("-m,--model", a->model_dirs, "Model directory written by nmt train (repeat to serve several; the first is the default)")
+      ->required()
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--host", a->host, "Address to listen on (0.0.0.0: every interface)")->capture_default_str();
+  cmd->add_option("--port", a->port, "TCP port (0: any free port, printed on stderr)")->capture_default_str();
+  cmd->add_option("--threads", a->threads, "The decoder's LibTorch/BLAS threads (0 = default)")->capture_default_str();
+  cmd->add_option("--http-threads", a->http_threads,
+                  "Connections served at once (each waits for its translation on its own thread)")->capture_default_str();
+  cmd->add_option("--device", a->device, "cpu, cuda or cuda:N (default: CUDA when available, else cpu)");
+  cmd->add_option("--max-batch", a->max_batch, "Most sentences decoded in one batch")->capture_default_str();
+  cmd->add_option("--batch-wait-ms", a->batch_wait_ms, "After a sentence arrives, how long to wait for others to batch with it")
+      ->capture_default_str();
+  cmd->add_option("--max-body-bytes", a->max_body_bytes, "Largest request body (413 above)")->capture_default_str();
+  cmd->add_option("--max-sentences", a->max_sentences, "Most sentences in one request (413 above)")->capture_default_str();
+  cmd->add_option("--beam", a->beam, "Beam size when a request names none (1 = greedy decoding)")->capture_default_str();
+  cmd->add_option("--max-beam", a->max_beam, "Largest beam (and nbest) a request may ask for")->capture_default_str();
+  cmd->add_option("--max-len-a", a->max_len_a, "Output length limit: a * source length + b")->capture_default_str();
+  cmd->add_option("--max-len-b", a->max_len_b, "Output length limit: a * source length + b")->capture_default_str();
+  cmd->add_option("--alpha", a->alpha, "Length-penalty exponent α for --length-penalty gnmt")->capture_default_str();
+  cmd->add_option("--length-penalty", a->length_penalty, "gnmt ((5+len)/6)^α, average (per token) or none")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"gnmt", "average", "none"}));
+  cmd->add_flag("--beam-shrink", a->beam_shrink, "Shrinking beams (Marian), as nmt translate --beam-shrink");
+  cmd->add_option("--timeout", a->timeout_s, "Seconds a client may take to send a request or read the answer")->capture_default_str();
+  cmd->add_option("--api-key", a->api_key, "Require 'Authorization: Bearer KEY' on every request (visible in ps: prefer --api-key-file)");
+  cmd->add_option("--api-key-file", a->api_key_file, "Like --api-key, the key being this file's first line");
+  cmd->add_flag("-q,--quiet", a->quiet, "No log line per request on stderr (start, stop and errors still shown)");
+  cmd->callback([a] { run_server(*a); });
+}
+
+}  // namespace nmt::cli

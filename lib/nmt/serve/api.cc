@@ -1,0 +1,106 @@
+#include "nmt/serve/api.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "nmt/text/unicode.h"
+
+namespace nmt::serve {
+
+namespace {
+
+// A small positive integer field, or `fallback` when absent.
+int read_count(const nlohmann::json& body, const char* field, int fallback, int max) {
+  auto it = body.find(field);
+  if (it == body.end() || it->is_null()) return fallback;
+  if (!it->is_number_integer() && !it->is_number_unsigned())
+    throw ApiError(400, fmt::format("\"{}\" must be an integer", field));
+  const auto v = it->get<int64_t>();
+  if (v < 1 || v > max) throw ApiError(400, fmt::format("\"{}\" is {}, must be between 1 and {}", field, v, max));
+  return static_cast<int>(v);
+}
+
+std::string read_sentence(const nlohmann::json& v, size_t index, bool list) {
+  if (!v.is_string())
+    throw ApiError(400, list ? fmt::format("\"text\"[{}] must be a string", index) : std::string("\"text\" must be a string or a list of strings"));
+  std::string s = v.get<std::string>();
+  // nlohmann's parser already refuses ill-formed UTF-8; this keeps the promise whatever parsed it.
+  if (!text::is_valid_utf8(s)) throw ApiError(400, "\"text\" is not valid UTF-8");
+  return s;
+}
+
+}  // namespace
+
+TranslateRequest parse_translate_request(std::string_view body, const ApiDefaults& defaults, const ApiLimits& limits) {
+  if (body.empty()) throw ApiError(400, "empty body: expected a JSON object such as {\"text\": \"Hello.\"}");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(body.begin(), body.end());
+  } catch (const nlohmann::json::exception& e) {
+    // e.what() names the byte offset; invalid UTF-8 inside a string lands here too.
+    throw ApiError(400, fmt::format("malformed JSON: {}", e.what()));
+  }
+  if (!j.is_object()) throw ApiError(400, "the body must be a JSON object such as {\"text\": \"Hello.\"}");
+  for (const auto& item : j.items())
+    if (item.key() != "text" && item.key() != "beam" && item.key() != "nbest" && item.key() != "model")
+      throw ApiError(400, fmt::format("unknown field \"{}\" (known: text, beam, nbest, model)", item.key()));
+  auto text = j.find("text");
+  if (text == j.end()) throw ApiError(400, "missing field \"text\"");
+  TranslateRequest r;
+  r.list = text->is_array();
+  if (r.list) {
+    if (text->size() > limits.max_sentences)
+      throw ApiError(413, fmt::format("{} sentences in one request; the limit is {}", text->size(), limits.max_sentences));
+    r.sentences.reserve(text->size());
+    for (size_t i = 0; i < text->size(); ++i) r.sentences.push_back(read_sentence((*text)[i], i, true));
+  } else {
+    r.sentences.push_back(read_sentence(*text, 0, false));
+  }
+  r.key.model = defaults.models.empty() ? std::string() : defaults.models.front();
+  if (auto m = j.find("model"); m != j.end() && !m->is_null()) {
+    if (!m->is_string()) throw ApiError(400, "\"model\" must be a string");
+    r.key.model = m->get<std::string>();
+    if (std::find(defaults.models.begin(), defaults.models.end(), r.key.model) == defaults.models.end())
+      throw ApiError(404, fmt::format("no model named \"{}\" (GET /models lists them)", r.key.model));
+  }
+  r.key.beam = read_count(j, "beam", defaults.beam, limits.max_beam);
+  r.key.nbest = read_count(j, "nbest", 1, limits.max_beam);
+  if (r.key.nbest > r.key.beam)
+    throw ApiError(400, fmt::format("\"nbest\" is {} but the beam is {}; nbest must not exceed it", r.key.nbest, r.key.beam));
+  return r;
+}
+
+std::string translate_response(const TranslateRequest& request, const std::vector<Nbest>& results, double ms) {
+  nlohmann::json best = nlohmann::json::array(), nbest = nlohmann::json::array();
+  for (const auto& n : results) {
+    best.push_back(n.empty() ? std::string() : n.front().text);
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& h : n) list.push_back({{"text", h.text}, {"score", h.score}});
+    nbest.push_back(std::move(list));
+  }
+  nlohmann::json j;
+  j["translation"] = request.list ? best : best.at(0);
+  if (request.key.nbest > 1) j["nbest"] = request.list ? nbest : nbest.at(0);
+  j["model"] = request.key.model;
+  j["sentences"] = results.size();
+  j["ms"] = std::round(ms * 100) / 100;
+  // Strings from the model are valid UTF-8; "replace" keeps the server answering should one not be.
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string error_body(int status, std::string_view message) {
+  return nlohmann::json{{"error", message}, {"status", status}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+bool equal_in_constant_time(std::string_view given, std::string_view secret) {
+  if (secret.empty()) return false;
+  unsigned char diff = given.size() != secret.size();
+  for (size_t i = 0; i < given.size(); ++i)
+    diff |= static_cast<unsigned char>(given[i] ^ secret[i % secret.size()]);
+  return diff == 0;
+}
+
+}  // namespace nmt::serve

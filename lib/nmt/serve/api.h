@@ -1,0 +1,55 @@
+#pragma once
+// The JSON side of `nmt serve`'s HTTP API, without sockets or a model: reading a /translate
+// request (every field checked, each error an HTTP status and one line) and writing answers.
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "nmt/serve/batcher.h"
+
+namespace nmt::serve {
+
+// A request the server refuses: the HTTP status and a one-line reason for the client.
+class ApiError : public std::runtime_error {
+ public:
+  ApiError(int status, const std::string& what) : std::runtime_error(what), status_(status) {}
+  int status() const { return status_; }
+
+ private:
+  int status_;
+};
+
+struct ApiLimits {
+  size_t max_sentences = 1000;  // per request (413 above)
+  int max_beam = 16;            // a request's "beam" (400 above)
+};
+
+// What the server decodes when a request does not say.
+struct ApiDefaults {
+  std::vector<std::string> models;  // the names served; the first is the default
+  int beam = 1;
+};
+
+struct TranslateRequest {
+  std::vector<std::string> sentences;
+  bool list = false;  // "text" was a list: the answer's "translation" is one too
+  DecodeKey key;
+};
+
+// Reads a POST /translate body: {"text": "..." | ["...", ...], "beam"?: N, "nbest"?: N,
+// "model"?: NAME}. Throws ApiError (400, or 413 over the sentence limit).
+TranslateRequest parse_translate_request(std::string_view body, const ApiDefaults& defaults, const ApiLimits& limits);
+
+// {"translation": ... (the shape of "text"), "model", "sentences", "ms"}, and with nbest > 1
+// "nbest": per sentence a list of {"text", "score"}, best first (again in the shape of "text").
+std::string translate_response(const TranslateRequest& request, const std::vector<Nbest>& results, double ms);
+
+// {"error": message, "status": status}
+std::string error_body(int status, std::string_view message);
+
+// Whether `given` equals `secret`, in a time that depends on the length of `given` only, never
+// on how much of the secret it matches (a timing attack learns nothing byte by byte).
+bool equal_in_constant_time(std::string_view given, std::string_view secret);
+
+}  // namespace nmt::serve

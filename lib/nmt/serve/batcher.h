@@ -1,0 +1,108 @@
+#pragma once
+// Dynamic batching for `nmt serve`: request threads queue sentences, one decoding thread takes
+// them in batches. Decoding a batch of 64 sentences costs little more than decoding one (the
+// matrix products are wider, not more numerous), so many clients sending one sentence each
+// approach the offline throughput only when their sentences share batches. Torch-free: the
+// decoding itself is a function given by the caller, so the queue is tested without a model.
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+namespace nmt::serve {
+
+// What sentences are decoded with; only sentences with equal keys share a batch.
+struct DecodeKey {
+  std::string model;
+  int beam = 1;
+  int nbest = 1;
+  bool operator<(const DecodeKey& o) const { return std::tie(model, beam, nbest) < std::tie(o.model, o.beam, o.nbest); }
+  bool operator==(const DecodeKey& o) const { return std::tie(model, beam, nbest) == std::tie(o.model, o.beam, o.nbest); }
+};
+
+struct ScoredText {
+  std::string text;
+  double score = 0;  // beam search's length-normalised log-probability; 0 for greedy decoding
+};
+using Nbest = std::vector<ScoredText>;  // best first
+
+// Decodes one batch: one Nbest per sentence, in order. May throw; the error goes to every
+// request with a sentence in that batch.
+using DecodeFunction = std::function<std::vector<Nbest>(const DecodeKey&, const std::vector<std::string>&)>;
+
+struct BatcherOptions {
+  size_t max_batch = 64;                       // sentences per decoding batch
+  // How long a sentence may wait for others to share its batch: after it arrived, and after the
+  // previous batch ended, unless as many sentences as that batch answered requests have come
+  // (see Batcher::next_batch).
+  std::chrono::microseconds wait{10000};
+  // Runs on the decoding thread before it decodes anything (e.g. its LibTorch thread settings).
+  std::function<void()> on_thread_start;
+};
+
+// Thrown by submit() once stop() has begun.
+class BatcherStopped : public std::runtime_error {
+ public:
+  BatcherStopped() : std::runtime_error("the server is shutting down") {}
+};
+
+struct BatcherStats {
+  size_t batches = 0;
+  size_t sentences = 0;
+};
+
+class Batcher {
+ public:
+  Batcher(DecodeFunction decode, BatcherOptions options);
+  ~Batcher();  // stop()
+  Batcher(const Batcher&) = delete;
+  Batcher& operator=(const Batcher&) = delete;
+
+  // Queues one request's sentences; the future gives one Nbest per sentence, in order, or the
+  // decoding error. An empty request is answered at once.
+  std::future<std::vector<Nbest>> submit(const DecodeKey& key, std::vector<std::string> sentences);
+
+  // Refuses new requests, decodes everything already queued (without waiting for more), and
+  // joins the decoding thread. Idempotent.
+  void stop();
+
+  BatcherStats stats() const;
+
+ private:
+  struct Request;
+  struct Piece {  // one sentence of one request
+    std::shared_ptr<Request> request;
+    size_t index;
+    std::chrono::steady_clock::time_point queued;
+  };
+  void run();
+  // Waits for a batch to be due and takes it out of the queue; false when stopping with nothing left.
+  bool next_batch(DecodeKey& key, std::vector<Piece>& batch);
+  // Decodes and answers; returns how many requests it answered (completed or failed).
+  size_t decode_batch(const DecodeKey& key, std::vector<Piece>& batch);
+
+  DecodeFunction decode_;
+  BatcherOptions options_;
+  mutable std::mutex mutex_;
+  std::condition_variable queued_;
+  std::map<DecodeKey, std::deque<Piece>> queues_;  // per key, oldest first
+  bool stopping_ = false;
+  BatcherStats stats_;
+  size_t queued_total_ = 0;  // sentences queued, all keys
+  std::chrono::steady_clock::time_point last_batch_end_{};
+  size_t answered_ = 0;       // requests the last batch answered (0 once the next is taken)
+  size_t queued_at_end_ = 0;  // queued_total_ when it ended
+  std::thread thread_;
+};
+
+}  // namespace nmt::serve

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# HTTP load on `nmt serve`, against `nmt translate` offline, in one run on one machine:
+#   * offline: `nmt translate --batch-size 64` and `--batch-size 1` over the source file (the
+#     binary's start-up and model loading, timed on a one-line input, are subtracted), giving
+#     batch-64 sentences/s and the single-sentence translation time;
+#   * online: `nmt serve` on loopback, loaded by wrk with 1, 8 and 64 connections, one sentence
+#     per request (the source file's lines in turn, as JSON): requests/s and p50/p95/p99 latency.
+# Both use --threads (default 2) and the same greedy decoding. The load average is printed
+# before and after: on a shared machine the figures are only comparable within one run.
+#
+#   bash scripts/bench-serve.sh MODEL_DIR [SOURCE_FILE]
+#   (needs wrk: NMT_SETUP_BENCH=1 bash scripts/setup.sh; NMT=path/to/nmt, NMT_BENCH_SECONDS=20,
+#    NMT_SERVE_THREADS=2, NMT_BENCH_CONNECTIONS="1 8 64" override the defaults; NMT_DECODE_ARGS,
+#    e.g. "--max-len-a 1.2 --max-len-b 0", go to both `translate` and `serve`: an untrained
+#    model never emits </s>, and a length bound keeps its outputs as long as real translations)
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+model="$(realpath "${1:?usage: bench-serve.sh MODEL_DIR [SOURCE_FILE]}")"
+src="$(realpath "${2:-${NMT_DATA:-$root/../shared/data}/multi30k/test_2016_flickr.en}")"
+nmt="$(realpath "${NMT:-$root/build/nmt}")"
+seconds="${NMT_BENCH_SECONDS:-20}"
+threads="${NMT_SERVE_THREADS:-2}"
+connections="${NMT_BENCH_CONNECTIONS:-1 8 64}"
+command -v wrk >/dev/null || { echo "bench-serve: needs wrk (NMT_SETUP_BENCH=1 bash scripts/setup.sh)" >&2; exit 1; }
+[[ -x "$nmt" ]] || { echo "bench-serve: no nmt binary at $nmt" >&2; exit 1; }
+[[ -f "$src" ]] || { echo "bench-serve: no source file $src" >&2; exit 1; }
+
+work="$(mktemp -d)"
+server_pid=""
+cleanup() {
+  [[ -n "$server_pid" ]] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+lines=$(wc -l < "$src")
+head -n 1 "$src" > "$work/one.txt"
+echo "bench-serve: $(basename "$model"), $lines sentences of $(basename "$src"), --threads $threads ${NMT_DECODE_ARGS:-}, $(nproc) cores"
+echo "bench-serve: load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+seconds_of() {  # wall seconds of a command, its output discarded
+  local start end
+  start=$(date +%s.%N)
+  "$@" > /dev/null
+  end=$(date +%s.%N)
+  calc "$end - $start"
+}
+calc() { awk "BEGIN { printf \"%.6f\", $* }"; }
+decode_args=(${NMT_DECODE_ARGS:-})
+translate() { "$nmt" translate -q -m "$model" --threads "$threads" "${decode_args[@]}" "$@"; }
+startup=$(seconds_of translate --input "$work/one.txt")
+batch64=$(seconds_of translate --batch-size 64 --input "$src")
+batch1=$(seconds_of translate --batch-size 1 --input "$src")
+offline_sps=$(calc "$lines / ($batch64 - $startup)")
+single_ms=$(calc "1000 * ($batch1 - $startup) / ($lines - 1)")
+printf 'offline: batch 64: %.1f sentences/s; batch 1: %.1f ms per sentence (start-up %.2f s subtracted)\n' \
+  "$offline_sps" "$single_ms" "$startup"
+
+# One JSON body per source line, sent in turn by every wrk thread; p95 is not in wrk's own
+# --latency table, so done() prints the percentiles wanted.
+python3 - "$src" "$work/bodies.lua" <<'EOF'
+import json, sys
+lines = open(sys.argv[1], encoding="utf-8").read().split("\n")[:-1]
+with open(sys.argv[2], "w", encoding="utf-8") as f:
+    f.write("bodies = {\n")
+    for l in lines:
+        f.write("  %s,\n" % json.dumps(json.dumps({"text": l})))  # a Lua string holding the JSON
+    f.write("}\n")
+EOF
+cat > "$work/load.lua" <<EOF
+dofile("$work/bodies.lua")
+local i = 0
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+request = function()
+  i = i % #bodies + 1
+  return wrk.format(nil, "/translate", nil, bodies[i])
+end
+done = function(summary, latency, requests)
+  io.write(string.format("RESULT %.1f %.1f %.1f %.1f %d %d\n", summary.requests / (summary.duration / 1e6),
+    latency:percentile(50) / 1000, latency:percentile(95) / 1000, latency:percentile(99) / 1000,
+    summary.errors.status + summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout,
+    summary.requests))
+end
+EOF
+
+"$nmt" serve -m "$model" --threads "$threads" "${decode_args[@]}" --port 0 -q 2> "$work/serve.log" &
+server_pid=$!
+port=""
+for _ in $(seq 600); do
+  port=$(sed -nE 's#.*listening on http://127\.0\.0\.1:([0-9]+).*#\1#p' "$work/serve.log")
+  [[ -n "$port" ]] && break
+  kill -0 "$server_pid" 2>/dev/null || { cat "$work/serve.log" >&2; exit 1; }
+  sleep 0.1
+done
+[[ -n "$port" ]] || { echo "bench-serve: the server did not start" >&2; cat "$work/serve.log" >&2; exit 1; }
+
+echo
+echo "| connections | requests/s | p50 ms | p95 ms | p99 ms | errors | vs offline batch 64 | load avg |"
+echo "|---:|---:|---:|---:|---:|---:|---:|---:|"
+for c in $connections; do
+  t=$((c < 2 ? 1 : 2))
+  wrk -t"$t" -c"$c" -d"${seconds}s" --timeout 30s -s "$work/load.lua" "http://127.0.0.1:$port" > "$work/wrk.txt"
+  read -r _ rps p50 p95 p99 errors _ < <(grep '^RESULT' "$work/wrk.txt")
+  printf '| %d | %.1f | %.1f | %.1f | %.1f | %d | %.0f %% | %s |\n' "$c" "$rps" "$p50" "$p95" "$p99" "$errors" \
+    "$(calc "100 * $rps / $offline_sps")" "$(cut -d' ' -f1 /proc/loadavg)"
+  [[ "$c" == 1 ]] && p99_one=$p99
+done
+echo
+[[ -n "${p99_one:-}" ]] && printf 'p99 at 1 connection / single-sentence time: %.2f\n' "$(calc "$p99_one / $single_ms")"
+echo "bench-serve: load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+kill -TERM "$server_pid"
+wait "$server_pid" && echo "bench-serve: server stopped cleanly (exit 0)"
+server_pid=""

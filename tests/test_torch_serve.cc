@@ -1,0 +1,376 @@
+// `nmt serve` end to end: the real binary on a free loopback port, spoken to over real sockets.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "test_support.h"
+
+namespace {
+
+using nmt::test::fixture;
+using nmt::test::run_command;
+using nmt::test::slurp;
+using namespace std::chrono_literals;
+
+// Sources of several lengths (padding inside a batch must not change a translation).
+const std::vector<std::string> kSources = {
+    "Hello.", "A man is riding a bicycle down the street.", "Two dogs play in the snow while a child watches them.",
+    "Thank you very much.", "The cat sleeps.", "A group of people are standing in front of a large building at night.",
+    "Good morning!", "She reads a book."};
+
+// One tiny model for every test here: it need not translate well, only deterministically.
+class Serve : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new nmt::test::TempDir("nmt-serve");
+    const std::string cmd = nmt::test::nmt_binary() + " train --preset transformer-tiny --train " + fixture("tiny") + " --valid " +
+                            fixture("tiny") + " --out " + model() + " --max-steps 300 --valid-every 300 --lr 5e-3 --seed 3 --threads 1 -q";
+    auto r = run_command(cmd);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::string text;
+    for (const auto& s : kSources) text += s + "\n";
+    nmt::test::write_bytes(sources(), text);
+  }
+  static void TearDownTestSuite() { delete dir_; }
+  static std::string model() { return dir_->file("tiny-model"); }
+  static std::string sources() { return dir_->file("sources.txt"); }
+  static std::string file(const std::string& name) { return dir_->file(name); }
+  static nmt::test::TempDir* dir_;
+};
+nmt::test::TempDir* Serve::dir_ = nullptr;
+
+// `nmt serve` as a child process; its stderr goes to a file, read for the port and the log.
+class ServerProcess {
+ public:
+  explicit ServerProcess(const std::string& args, const std::string& log_path) : log_(log_path) {
+    const std::string cmd = "exec " + nmt::test::nmt_binary() + " serve --port 0 --threads 1 " + args + " 2>" + log_path;
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    const std::regex listening("listening on http://127\\.0\\.0\\.1:([0-9]+)");
+    for (auto deadline = std::chrono::steady_clock::now() + 120s; std::chrono::steady_clock::now() < deadline;) {
+      std::smatch m;
+      const std::string text = log();
+      if (std::regex_search(text, m, listening)) {
+        port_ = std::stoi(m[1]);
+        return;
+      }
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        pid_ = -1;
+        return;
+      }
+      std::this_thread::sleep_for(50ms);
+    }
+  }
+  ~ServerProcess() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  int port() const { return port_; }
+  std::string log() const { return slurp(log_); }
+  // Sends `sig` and waits (at most `limit`) for the exit code; -1 if it did not exit.
+  int stop(int sig = SIGTERM, std::chrono::seconds limit = 30s) {
+    if (pid_ <= 0) return exit_code_;
+    ::kill(pid_, sig);
+    return wait(limit);
+  }
+  int wait(std::chrono::seconds limit) {
+    for (auto deadline = std::chrono::steady_clock::now() + limit; std::chrono::steady_clock::now() < deadline;) {
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+    return -1;
+  }
+
+ private:
+  std::string log_;
+  pid_t pid_ = -1;
+  int port_ = 0;
+  int exit_code_ = -1;
+};
+
+int connect_to(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  timeval tv{30, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  return fd;
+}
+
+void send_all(int fd, const std::string& bytes) {
+  for (size_t sent = 0; sent < bytes.size();) {
+    const ssize_t n = ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) return;  // the server may answer (413) and close before reading everything
+    sent += static_cast<size_t>(n);
+  }
+}
+
+std::string read_until_closed(int fd) {
+  std::string out;
+  char buf[65536];
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) out.append(buf, static_cast<size_t>(n));
+  return out;
+}
+
+struct HttpReply {
+  int status = 0;  // 0: no answer
+  std::string headers;
+  std::string body;
+  nlohmann::json json() const { return nlohmann::json::parse(body); }
+};
+
+HttpReply parse_reply(const std::string& raw) {
+  HttpReply r;
+  const auto end = raw.find("\r\n\r\n");
+  if (raw.compare(0, 9, "HTTP/1.1 ") != 0 || end == std::string::npos) return r;
+  r.status = std::stoi(raw.substr(9, 3));
+  r.headers = raw.substr(0, end);
+  r.body = raw.substr(end + 4);
+  return r;
+}
+
+// Sends bytes as they are (one request, the connection closed after it) and reads the answer.
+HttpReply send_request(int port, const std::string& raw_request) {
+  const int fd = connect_to(port);
+  if (fd < 0) return {};
+  send_all(fd, raw_request);
+  auto r = parse_reply(read_until_closed(fd));
+  ::close(fd);
+  return r;
+}
+
+HttpReply request(int port, const std::string& method, const std::string& path, const std::string& body = "",
+                  const std::string& extra_headers = "") {
+  return send_request(port, method + " " + path + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n" + extra_headers +
+                            "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
+}
+
+HttpReply translate(int port, const nlohmann::json& body) { return request(port, "POST", "/translate", body.dump()); }
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) out.push_back(l);
+  return out;
+}
+
+TEST_F(Serve, AnswersHealthModelsAndTranslatesAsNmtTranslateDoes) {
+  ServerProcess server("-m " + model(), file("api.log"));
+  ASSERT_GT(server.port(), 0) << server.log();
+  auto health = request(server.port(), "GET", "/health");
+  ASSERT_EQ(health.status, 200) << health.body;
+  EXPECT_EQ(health.json()["status"], "ok");
+  EXPECT_NE(health.json()["version"].get<std::string>().find("nmt "), std::string::npos);
+  EXPECT_NE(health.headers.find("Content-Type: application/json"), std::string::npos);
+  auto models = request(server.port(), "GET", "/models");
+  ASSERT_EQ(models.status, 200);
+  EXPECT_EQ(models.json()["models"][0]["name"], "tiny-model");
+  EXPECT_EQ(models.json()["models"][0]["type"], "transformer");
+
+  // Greedy: the same lines as `nmt translate`, one string for a string, a list for a list.
+  auto offline = run_command(nmt::test::nmt_binary() + " translate -q --threads 1 -m " + model() + " --input " + sources());
+  ASSERT_EQ(offline.exit_code, 0) << offline.err;
+  const auto expected = lines_of(offline.out);
+  auto list = translate(server.port(), {{"text", kSources}});
+  ASSERT_EQ(list.status, 200) << list.body;
+  EXPECT_EQ(list.json()["translation"], nlohmann::json(expected));
+  EXPECT_EQ(list.json()["sentences"], kSources.size());
+  EXPECT_TRUE(list.json()["ms"].is_number());
+  auto one = translate(server.port(), {{"text", kSources[1]}});
+  ASSERT_EQ(one.status, 200) << one.body;
+  EXPECT_EQ(one.json()["translation"], expected[1]);
+  auto empty = translate(server.port(), {{"text", nlohmann::json::array()}});
+  EXPECT_EQ(empty.json()["translation"], nlohmann::json::array());
+
+  // Beam search with n-best lists: `nmt translate --beam 3 --nbest 2`'s 'LINE ||| text ||| score'.
+  auto beam = run_command(nmt::test::nmt_binary() + " translate -q --threads 1 -m " + model() + " --beam 3 --nbest 2 --input " + sources());
+  ASSERT_EQ(beam.exit_code, 0) << beam.err;
+  auto nbest = translate(server.port(), {{"text", kSources}, {"beam", 3}, {"nbest", 2}});
+  ASSERT_EQ(nbest.status, 200) << nbest.body;
+  const auto j = nbest.json();
+  const auto beam_lines = lines_of(beam.out);
+  ASSERT_EQ(beam_lines.size(), 2 * kSources.size());
+  for (size_t i = 0; i < beam_lines.size(); ++i) {
+    const auto& hyp = j["nbest"][i / 2][i % 2];
+    const std::string line = beam_lines[i];
+    const auto a = line.find(" ||| "), b = line.rfind(" ||| ");
+    EXPECT_EQ(hyp["text"], line.substr(a + 5, b - a - 5)) << line;
+    EXPECT_NEAR(hyp["score"].get<double>(), std::stod(line.substr(b + 5)), 1e-5) << line;
+  }
+  EXPECT_EQ(j["translation"][0], j["nbest"][0][0]["text"]);
+
+  // One log line per request: method, path, status, sentences, milliseconds.
+  EXPECT_TRUE(std::regex_search(server.log(), std::regex("POST /translate 200 8 sentences [0-9.]+ ms"))) << server.log();
+  EXPECT_TRUE(std::regex_search(server.log(), std::regex("GET /health 200 0 sentences [0-9.]+ ms"))) << server.log();
+  EXPECT_EQ(server.stop(), 0) << server.log();
+}
+
+TEST_F(Serve, ConcurrentRequestsShareBatchesAndGetTheTranslationsTheyGetAlone) {
+  ServerProcess server("-m " + model() + " --batch-wait-ms 100 -q", file("batch.log"));
+  ASSERT_GT(server.port(), 0) << server.log();
+  std::vector<std::string> alone;
+  for (const auto& s : kSources) alone.push_back(translate(server.port(), {{"text", s}}).json()["translation"]);
+  const auto before = request(server.port(), "GET", "/health").json();
+  const size_t clients = 24;
+  std::vector<HttpReply> replies(clients);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < clients; ++i)
+    threads.emplace_back([&, i] { replies[i] = translate(server.port(), {{"text", kSources[i % kSources.size()]}}); });
+  for (auto& t : threads) t.join();
+  for (size_t i = 0; i < clients; ++i) {
+    ASSERT_EQ(replies[i].status, 200) << replies[i].body;
+    EXPECT_EQ(replies[i].json()["translation"], alone[i % kSources.size()]) << kSources[i % kSources.size()];
+  }
+  const auto after = request(server.port(), "GET", "/health").json();
+  const size_t batches = after["batches"].get<size_t>() - before["batches"].get<size_t>();
+  EXPECT_EQ(after["sentences"].get<size_t>() - before["sentences"].get<size_t>(), clients);
+  EXPECT_LT(batches, clients / 2) << "24 concurrent one-sentence requests were decoded in " << batches << " batches";
+  EXPECT_EQ(server.stop(), 0);
+  EXPECT_EQ(server.log().find("POST /translate"), std::string::npos) << "--quiet logs no requests";
+}
+
+TEST_F(Serve, HostileClientsGetJsonErrorsAndTheServerKeepsServing) {
+  ServerProcess server("-m " + model() + " --max-body-bytes 100000 --max-sentences 100 --timeout 1 -q", file("hostile.log"));
+  ASSERT_GT(server.port(), 0) << server.log();
+  const int port = server.port();
+  auto expect_error = [&](const HttpReply& r, int status, const std::string& what) {
+    EXPECT_EQ(r.status, status) << what << ": " << r.body;
+    if (r.status == 0) return;
+    auto j = nlohmann::json::parse(r.body, nullptr, false);
+    ASSERT_TRUE(j.is_object()) << what << ": " << r.body;
+    EXPECT_EQ(j["status"], status) << what;
+    EXPECT_TRUE(j["error"].is_string()) << what;
+  };
+  expect_error(request(port, "POST", "/translate", "{\"text\": [\"a\""), 400, "malformed JSON");
+  expect_error(request(port, "POST", "/translate", R"({"text": {"a": 1}})"), 400, "a wrong type");
+  expect_error(request(port, "POST", "/translate", R"({"text": "a", "beam": -3})"), 400, "a negative beam");
+  expect_error(request(port, "POST", "/translate", ""), 400, "an empty body");
+  expect_error(request(port, "POST", "/translate", "{\"text\": \"\xFF\xFE caf\xC3\"}"), 400, "invalid UTF-8");
+  expect_error(request(port, "POST", "/translate", std::string(200'000, ' ')), 413, "a body over the limit");
+  nlohmann::json many = {{"text", std::vector<std::string>(10'000, "a")}};  // 40 kB: under the body limit
+  expect_error(translate(port, many), 413, "10,000 sentences");
+  expect_error(request(port, "GET", "/nowhere"), 404, "an unknown path");
+  expect_error(request(port, "GET", "/translate"), 404, "the wrong method");
+  expect_error(translate(port, {{"text", "a"}, {"model", "other"}}), 404, "an unknown model");
+
+  // Clients that disconnect mid-request (half a body), or send nothing and hold the
+  // connection: the first is dropped, the second timed out (--timeout 1), and neither blocks others.
+  for (int i = 0; i < 20; ++i) {
+    const int fd = connect_to(port);
+    send_all(fd, "POST /translate HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{\"text\": \"Hel");
+    ::close(fd);
+  }
+  const int slow = connect_to(port);
+  send_all(slow, "POST /translate HTTP/1.1\r\nHost: x\r\n");  // ... and never the rest
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(translate(port, {{"text", "Hello."}}).status, 200);
+  const std::string slow_answer = read_until_closed(slow);  // the server hangs up on it
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 20s);
+  ::close(slow);
+
+  // 1,000 connections opened at once, each then asking for /health: every one is answered.
+  rlimit limit{};
+  ::getrlimit(RLIMIT_NOFILE, &limit);
+  limit.rlim_cur = std::max<rlim_t>(limit.rlim_cur, std::min<rlim_t>(limit.rlim_max, 4096));
+  ::setrlimit(RLIMIT_NOFILE, &limit);
+  std::vector<int> fds;
+  for (int i = 0; i < 1000; ++i) fds.push_back(connect_to(port));
+  size_t answered = 0;
+  for (int fd : fds) {
+    if (fd < 0) continue;
+    send_all(fd, "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  }
+  for (int fd : fds) {
+    if (fd < 0) continue;
+    answered += parse_reply(read_until_closed(fd)).status == 200;
+    ::close(fd);
+  }
+  EXPECT_EQ(answered, 1000u);
+  EXPECT_EQ(translate(port, {{"text", "Hello."}}).status, 200) << "still serving";
+  EXPECT_EQ(server.stop(), 0) << server.log();
+}
+
+TEST_F(Serve, AnApiKeyIsRequiredOfEveryRequestWhenGiven) {
+  nmt::test::write_bytes(file("key"), "s3cret-key\n");
+  ServerProcess server("-m " + model() + " --api-key-file " + file("key") + " -q", file("key.log"));
+  ASSERT_GT(server.port(), 0) << server.log();
+  auto none = request(server.port(), "GET", "/health");
+  EXPECT_EQ(none.status, 401);
+  EXPECT_NE(none.headers.find("WWW-Authenticate: Bearer"), std::string::npos);
+  EXPECT_EQ(request(server.port(), "GET", "/health", "", "Authorization: Bearer s3cret\r\n").status, 401);
+  EXPECT_EQ(request(server.port(), "POST", "/translate", R"({"text": "Hi"})", "Authorization: Bearer s3cret-keyX\r\n").status, 401);
+  EXPECT_EQ(request(server.port(), "GET", "/health", "", "Authorization: Bearer s3cret-key\r\n").status, 200);
+  EXPECT_EQ(request(server.port(), "POST", "/translate", R"({"text": "Hi"})", "Authorization: Bearer s3cret-key\r\n").status, 200);
+}
+
+TEST_F(Serve, SigtermFinishesTheRequestsInFlightThenExitsZero) {
+  ServerProcess server("-m " + model(), file("stop.log"));
+  ASSERT_GT(server.port(), 0) << server.log();
+  // A request long enough to be in flight when the signal comes.
+  nlohmann::json big = {{"text", std::vector<std::string>(300, kSources[5])}, {"beam", 4}};
+  HttpReply reply;
+  std::thread client([&] { reply = translate(server.port(), big); });
+  for (auto deadline = std::chrono::steady_clock::now() + 30s;
+       std::chrono::steady_clock::now() < deadline && request(server.port(), "GET", "/health").json()["batches"] == 0;)
+    std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(server.stop(SIGTERM), 0) << server.log();
+  client.join();
+  ASSERT_EQ(reply.status, 200) << "the request in flight is answered";
+  EXPECT_EQ(reply.json()["translation"].size(), 300u);
+  EXPECT_LT(connect_to(server.port()), 0) << "no longer accepting";
+  EXPECT_NE(server.log().find("stopped after"), std::string::npos) << server.log();
+}
+
+TEST_F(Serve, SigintStopsToo) {
+  ServerProcess server("-m " + model() + " -q", file("int.log"));
+  ASSERT_GT(server.port(), 0) << server.log();
+  EXPECT_EQ(server.stop(SIGINT), 0) << server.log();
+}
+
+TEST_F(Serve, BadOptionsAndABusyPortAreErrorsBeforeServing) {
+  ServerProcess first("-m " + model() + " -q", file("first.log"));
+  ASSERT_GT(first.port(), 0);
+  auto busy = run_command(nmt::test::nmt_binary() + " serve -m " + model() + " --port " + std::to_string(first.port()));
+  EXPECT_EQ(busy.exit_code, 1);
+  EXPECT_NE(busy.err.find(std::to_string(first.port())), std::string::npos) << busy.err;
+  auto bad = run_command(nmt::test::nmt_binary() + " serve -m " + model() + " --max-batch 0");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--max-batch"), std::string::npos) << bad.err;
+  auto twice = run_command(nmt::test::nmt_binary() + " serve -m " + model() + " -m " + model() + "/");
+  EXPECT_EQ(twice.exit_code, 2);
+  EXPECT_NE(twice.err.find("tiny-model"), std::string::npos) << twice.err;
+}
+
+}  // namespace
