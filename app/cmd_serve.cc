@@ -32,7 +32,7 @@
 #include "nmt/serve/batcher.h"
 #include "nmt/tensor/device.h"
 #include "nmt/text/unicode.h"
-#include "nmt/train/trainer.h"
+#include "nmt/tensor/threads.h"
 #include "nmt/util/error.h"
 #include "nmt/util/io.h"
 
@@ -123,19 +123,15 @@ std::vector<serve::Nbest> decode_batch(std::map<std::string, ServedModel>& model
   d.max_sentences = static_cast<int64_t>(a.max_batch);
   d.max_len_a = a.max_len_a;
   d.max_len_b = a.max_len_b;
-  std::vector<serve::Nbest> out;
-  out.reserve(lines.size());
-  if (key.beam == 1 && key.nbest == 1) {
-    for (auto& s : t.translate(lines, d)) out.push_back({serve::ScoredText{std::move(s), 0.0}});
-    return out;
-  }
   decode::BeamOptions b;
   b.beam = key.beam;
   b.nbest = key.nbest;
-  b.length_penalty = a.length_penalty;
+  b.length_penalty = decode::parse_length_penalty(a.length_penalty);
   b.alpha = a.alpha;
   b.shrink = a.beam_shrink;
-  for (auto& n : t.translate_beam(lines, d, b)) {
+  std::vector<serve::Nbest> out;
+  out.reserve(lines.size());
+  for (auto& n : t.translate(lines, d, *decode::make_search_strategy(b))) {
     serve::Nbest list;
     for (auto& s : n) list.push_back({std::move(s.text), s.hypothesis.score});
     out.push_back(std::move(list));
@@ -196,7 +192,7 @@ void run_server(const ServeArgs& a) {
     names.push_back(name);
     models[name] = ServedModel{name, dir, nullptr};
   }
-  train::set_threads(a.threads);
+  set_threads(a.threads);
   const torch::Device device = resolve_device(a.device);
   for (auto& [name, m] : models) {
     models::LoadedModel loaded = models::load_model(m.dir);
@@ -208,7 +204,7 @@ void run_server(const ServeArgs& a) {
   serve::BatcherOptions bo;
   bo.max_batch = a.max_batch;
   bo.wait = std::chrono::microseconds(static_cast<int64_t>(a.batch_wait_ms * 1000));
-  bo.on_thread_start = [threads = a.threads] { train::set_threads(threads); };  // OpenMP's settings are per thread
+  bo.on_thread_start = [threads = a.threads] { set_threads(threads); };  // OpenMP's settings are per thread
   serve::Batcher batcher([&](const serve::DecodeKey& k, const std::vector<std::string>& l) { return decode_batch(models, a, k, l); }, bo);
   const serve::ApiDefaults defaults{names, a.beam};
   const serve::ApiLimits limits{a.max_sentences, a.max_beam};
