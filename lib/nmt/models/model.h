@@ -7,14 +7,15 @@
 #include <torch/torch.h>
 
 #include "nmt/models/config.h"
+#include "nmt/text/special_ids.h"
 
 namespace nmt::models {
 
-// Special subword ids, fixed for every model (see nmt/text/subword.h).
-constexpr int64_t kPadId = 0;
-constexpr int64_t kUnkId = 1;
-constexpr int64_t kBosId = 2;
-constexpr int64_t kEosId = 3;
+// Special subword ids, fixed for every model (defined in nmt/text/special_ids.h).
+constexpr int64_t kPadId = text::kPadId;
+constexpr int64_t kUnkId = text::kUnkId;
+constexpr int64_t kBosId = text::kBosId;
+constexpr int64_t kEosId = text::kEosId;
 
 // What incremental decoding carries from one step to the next. Every per-row and per-source
 // tensor has the batch (sentence or beam) on dimension 0, so removing finished sentences or
