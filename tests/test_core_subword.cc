@@ -167,7 +167,8 @@ std::string long_sentence() {
 }
 
 TEST_F(SubwordFixture, SampleEncodeIsDeterministicForASeed) {
-  const SubwordModel m = SubwordModel::load_from_serialized(SubwordModel::train_serialized(fixture_sentences(), small_options(100)));
+  const SubwordModel m =
+      SubwordModel::load_from_serialized(SubwordModel::train_serialized(fixture_sentences(), small_options(100)));
   const std::string text = long_sentence();
   const std::vector<int> first = m.sample_encode(text, -1, 0.1f, 7);
   m.sample_encode(text, -1, 0.1f, 8);  // other calls in between change nothing
@@ -182,7 +183,8 @@ TEST_F(SubwordFixture, SampleEncodeIsDeterministicForASeed) {
 }
 
 TEST_F(SubwordFixture, DifferentSeedsSampleDifferentSegmentations) {
-  const SubwordModel m = SubwordModel::load_from_serialized(SubwordModel::train_serialized(fixture_sentences(), small_options(100)));
+  const SubwordModel m =
+      SubwordModel::load_from_serialized(SubwordModel::train_serialized(fixture_sentences(), small_options(100)));
   const std::string text = long_sentence();
   for (const int nbest : {-1, 64}) {
     std::set<std::vector<int>> seen;
@@ -216,7 +218,8 @@ TEST_F(SubwordFixture, SampledEncodingsDecodeToTheText) {
 }
 
 TEST_F(SubwordFixture, SampleEncodeRejectsInvalidNbestAndAlpha) {
-  const SubwordModel m = SubwordModel::load_from_serialized(SubwordModel::train_serialized(fixture_sentences(), small_options(60)));
+  const SubwordModel m =
+      SubwordModel::load_from_serialized(SubwordModel::train_serialized(fixture_sentences(), small_options(60)));
   for (const int nbest : {0, -2, SubwordModel::kMaxSampleNbest + 1})
     expect_error<UsageError>([&] { m.sample_encode("A dog.", nbest, 0.1f, 1); },
                              {"subword sampling nbest " + std::to_string(nbest), "-1", "1..512"});
@@ -248,8 +251,9 @@ TEST(SubwordChild, DISABLED_ReportWhyUnavailable) {
 TEST(SubwordLibrary, WithoutItsLibrarySentencePieceIsUnavailableWithOneClearLine) {
   TempDir dir("nmt-subword");
   const std::string missing = dir.file("libnmt_spm.so");
-  const auto r = nmt::test::run_command("NMT_SPM_LIBRARY=" + missing + " " + fs::read_symlink("/proc/self/exe").string() +
-                                        " --gtest_also_run_disabled_tests --gtest_filter=SubwordChild.*");
+  const auto r =
+      nmt::test::run_command("NMT_SPM_LIBRARY=" + missing + " " + fs::read_symlink("/proc/self/exe").string() +
+                             " --gtest_also_run_disabled_tests --gtest_filter=SubwordChild.*");
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("why: cannot use SentencePiece: libnmt_spm.so not found (looked for " + missing +
                        "); rebuild nmt, or set NMT_SPM_LIBRARY\n"),

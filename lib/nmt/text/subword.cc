@@ -98,7 +98,8 @@ std::vector<std::string> spm_library_candidates() {
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
     out.push_back((exe.parent_path() / NMT_SPM_FILE_NAME).string());
-    out.push_back((exe.parent_path() / NMT_SPM_INSTALL_DIR_FROM_BINDIR / NMT_SPM_FILE_NAME).lexically_normal().string());
+    out.push_back(
+        (exe.parent_path() / NMT_SPM_INSTALL_DIR_FROM_BINDIR / NMT_SPM_FILE_NAME).lexically_normal().string());
   }
   out.push_back(NMT_SPM_BUILD_PATH);
   return out;
@@ -346,7 +347,9 @@ const SubwordModel::Impl& SubwordModel::impl() const {
 
 namespace {
 
-std::vector<int> ids_of(const SpmBuffer<int>& ids, size_t count) { return std::vector<int>(ids.data, ids.data + count); }
+std::vector<int> ids_of(const SpmBuffer<int>& ids, size_t count) {
+  return std::vector<int>(ids.data, ids.data + count);
+}
 
 }  // namespace
 
@@ -364,8 +367,8 @@ std::vector<int> SubwordModel::encode(const std::string& text) const {
 // (text, nbest, alpha, seed) alone, in any order and on any thread, without a lock.
 std::vector<int> SubwordModel::sample_encode(const std::string& text, int nbest, float alpha, uint64_t seed) const {
   if (nbest != -1 && (nbest < 1 || nbest > kMaxSampleNbest))
-    throw UsageError(fmt::format("subword sampling nbest {} is invalid (use -1 for the whole lattice, or 1..{})",
-                                 nbest, kMaxSampleNbest));
+    throw UsageError(fmt::format("subword sampling nbest {} is invalid (use -1 for the whole lattice, or 1..{})", nbest,
+                                 kMaxSampleNbest));
   if (!std::isfinite(alpha) || alpha < 0)
     throw UsageError(fmt::format("subword sampling alpha {} must be a finite number >= 0", alpha));
   const Impl& m = impl();

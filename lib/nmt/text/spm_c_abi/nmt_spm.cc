@@ -8,9 +8,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <limits>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <memory>
 #include <random>
 #include <string>
@@ -150,8 +150,7 @@ NMT_SPM_EXPORT void nmt_spm_special_ids(const nmt_spm_processor* processor, int*
   *eos = processor->sp.eos_id();
 }
 
-NMT_SPM_EXPORT void nmt_spm_id_to_piece(const nmt_spm_processor* processor, int id, const char** piece,
-                                        size_t* size) {
+NMT_SPM_EXPORT void nmt_spm_id_to_piece(const nmt_spm_processor* processor, int id, const char** piece, size_t* size) {
   const std::string& s = processor->sp.IdToPiece(id);
   *piece = s.data();
   *size = s.size();
