@@ -76,16 +76,12 @@ std::unique_ptr<XmlElement> parse_xml(const std::string& document) {
   const pugi::xml_parse_result result = doc.load_buffer(
       document.data(), document.size(), pugi::parse_default | pugi::parse_ws_pcdata, pugi::encoding_utf8);
   if (!result) xml_error(static_cast<size_t>(result.offset), result.description());
-  // pugixml also accepts fragments; a document has one root element and nothing but markup around it.
+  // pugixml also accepts fragments; a document has one root element.
   pugi::xml_node root;
   for (const pugi::xml_node& node : doc.children()) {
-    if (node.type() == pugi::node_element) {
-      if (root) xml_error(static_cast<size_t>(node.offset_debug()), "content after the root element");
-      root = node;
-    } else if (node.type() == pugi::node_pcdata &&
-               std::string(node.value()).find_first_not_of(" \t\r\n") != std::string::npos) {
-      xml_error(static_cast<size_t>(node.offset_debug()), "text outside the root element");
-    }
+    if (node.type() != pugi::node_element) continue;
+    if (root) xml_error(static_cast<size_t>(node.offset_debug()), "content after the root element");
+    root = node;
   }
   if (!root) xml_error(0, "no root element");
   return to_element(root);

@@ -82,6 +82,9 @@ void write_bytes(const std::string& path, const std::string& bytes);
 // Debian's libpugixml-dev): every element closed and nested, attributes quoted and unique, one
 // root element. Throws std::runtime_error with the byte offset on the first violation. (The
 // reports are XHTML-style HTML, so the whole HTML page is checked as XML, not only its SVG.)
+// Laxer than the hand-written reader it replaced in two ways: pugixml skips character data
+// outside the root element, and leaves an unknown or unterminated entity (`&nbsp;`, `&lt`) as
+// written instead of refusing it.
 struct XmlElement {
   std::string name;
   std::map<std::string, std::string> attributes;
