@@ -1,6 +1,7 @@
 #pragma once
 // Subword segmentation: a thin wrapper over a SentencePiece model with a fixed special-id layout.
-// SentencePiece headers stay in subword.cc so the rest of the project does not include them.
+// SentencePiece itself lives in libnmt_spm.so (nmt/text/spm_c_abi), which subword.cc loads at
+// run time; nothing else in the project includes SentencePiece's headers or links it.
 //
 // Every model this project trains or loads has the special ids of nmt/text/special_ids.h:
 //   id 0 = "<pad>", id 1 = "<unk>", id 2 = "<s>" (BOS), id 3 = "</s>" (EOS),
@@ -45,8 +46,8 @@ class SubwordModel {
   static constexpr int kEosId = text::kEosId;
   static constexpr int kMaxSampleNbest = 512;  // SentencePiece's limit for n-best sampling
 
-  // Whether SentencePiece can be used in this process (false in AddressSanitizer builds of
-  // programs that load libprotobuf; see subword.cc); `why` receives the reason.
+  // Whether SentencePiece can be used in this process (false when libnmt_spm.so is missing or
+  // stale; see subword.cc); `why` receives the reason.
   static bool available(std::string* why = nullptr);
 
   // Trains a model on `sentences` (the caller chooses: joint source+target by default in this
