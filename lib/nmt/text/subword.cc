@@ -9,7 +9,9 @@
 // this project links executables) SentencePiece aborts ("compiled against 3.14.0") or fails
 // protobuf CHECKs. RTLD_LOCAL keeps SentencePiece's symbols out of the global scope; RTLD_DEEPBIND
 // (which applies to the library's dependencies too) makes libsentencepiece bind to its own
-// protobuf before the global scope's libprotobuf, which RTLD_LOCAL alone does not do.
+// protobuf before the global scope's libprotobuf, which RTLD_LOCAL alone does not do: tried in a
+// program linking libprotobuf, RTLD_LOCAL alone fails the first model load with protobuf's
+// "compiled against version 3.14.0 ... installed version (3.21.12)" FATAL error.
 //
 // libnmt_spm is compiled against SentencePiece's headers and linked with --no-undefined, so a
 // SentencePiece whose API changed fails to build; across the boundary only C functions whose
