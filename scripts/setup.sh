@@ -35,6 +35,7 @@ packages=(
   nlohmann-json3-dev      # JSON for configs, --json output, metrics.jsonl
   libcpp-httplib-dev      # HTTP/1.1 server of `nmt serve` (tests: its API over loopback)
   libgtest-dev            # test suite
+  libpugixml-dev          # tests: an XML parser of someone else's reads the SVG/HTML nmt writes
   zlib1g-dev              # tests: reading the report's PNG screenshot
   chromium                # tests: the HTML report rendered in a real headless browser
   bsdutils                # tests: `script` drives the interactive translator through a pseudo-terminal
