@@ -34,6 +34,7 @@ packages=(
   libfmt-dev              # fmt, where the LibTorch found ships none of its own (Debian's 1.13)
   nlohmann-json3-dev      # JSON for configs, --json output, metrics.jsonl
   libgtest-dev            # test suite
+  libpugixml-dev          # tests: an XML parser of someone else's reads the SVG/HTML nmt writes
   zlib1g-dev              # tests: reading the report's PNG screenshot
   chromium                # tests: the HTML report rendered in a real headless browser
   bsdutils                # tests: `script` drives the interactive translator through a pseudo-terminal

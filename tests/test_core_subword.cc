@@ -4,7 +4,11 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
+#include <set>
+#include <thread>
 
 #include "nmt/data/corpus.h"
 #include "nmt/text/subword.h"
@@ -153,12 +157,108 @@ TEST_F(SubwordFixture, RejectsForeignSpecialIdLayout) {
                              {dir.file("foreign.model"), "pad=-1", "expected pad=0 unk=1 bos=2 eos=3"});
 }
 
+// ---- Sampling for subword regularisation ----
+
+// Several fixture sentences as one: long enough to have very many segmentations.
+std::string long_sentence() {
+  std::string all;
+  for (const auto& s : fixture_sentences()) all += (all.empty() ? "" : " ") + s;
+  return all;
+}
+
+TEST_F(SubwordFixture, SampleEncodeIsDeterministicForASeed) {
+  const SubwordModel m =
+      SubwordModel::load_from_serialized(SubwordModel::train_serialized(fixture_sentences(), small_options(100)));
+  const std::string text = long_sentence();
+  const std::vector<int> first = m.sample_encode(text, -1, 0.1f, 7);
+  m.sample_encode(text, -1, 0.1f, 8);  // other calls in between change nothing
+  m.sample_encode("A dog sleeps.", 5, 0.5f, 7);
+  EXPECT_EQ(m.sample_encode(text, -1, 0.1f, 7), first);
+  std::vector<int> on_other_thread;
+  std::thread([&] { on_other_thread = m.sample_encode(text, -1, 0.1f, 7); }).join();
+  EXPECT_EQ(on_other_thread, first);
+  // The same for n-best sampling, and for seeds differing only in their high 32 bits.
+  EXPECT_EQ(m.sample_encode(text, 8, 0.5f, 1ULL << 40), m.sample_encode(text, 8, 0.5f, 1ULL << 40));
+  EXPECT_NE(m.sample_encode(text, -1, 0.1f, 1ULL << 40), m.sample_encode(text, -1, 0.1f, 2ULL << 40));
+}
+
+TEST_F(SubwordFixture, DifferentSeedsSampleDifferentSegmentations) {
+  const SubwordModel m =
+      SubwordModel::load_from_serialized(SubwordModel::train_serialized(fixture_sentences(), small_options(100)));
+  const std::string text = long_sentence();
+  for (const int nbest : {-1, 64}) {
+    std::set<std::vector<int>> seen;
+    for (uint64_t seed = 0; seed < 10; ++seed) seen.insert(m.sample_encode(text, nbest, 0.1f, seed));
+    EXPECT_GE(seen.size(), 8u) << "nbest " << nbest << ": 10 seeds gave only " << seen.size() << " segmentations";
+  }
+  EXPECT_EQ(m.sample_encode("", -1, 0.1f, 3), std::vector<int>{});
+  EXPECT_EQ(m.sample_encode("", 8, 0.1f, 3), std::vector<int>{});
+  // nbest 1 is no sampling: encode()'s segmentation whatever the seed.
+  EXPECT_EQ(m.sample_encode(text, 1, 0.1f, 3), m.encode(text));
+  // A large alpha concentrates the lattice on the best segmentation.
+  EXPECT_EQ(m.sample_encode("A dog sleeps.", -1, 100.0f, 3), m.encode("A dog sleeps."));
+}
+
+TEST_F(SubwordFixture, SampledEncodingsDecodeToTheText) {
+  for (const char* type : {"unigram", "bpe"}) {
+    SubwordOptions o = small_options(100);
+    o.model_type = type;
+    const SubwordModel m = SubwordModel::load_from_serialized(SubwordModel::train_serialized(fixture_sentences(), o));
+    size_t differing = 0;
+    for (const auto& s : fixture_sentences()) {
+      for (const int nbest : {-1, 4}) {
+        const std::vector<int> ids = m.sample_encode(s, nbest, 0.2f, 11);
+        for (int id : ids) EXPECT_GT(id, SubwordModel::kUnkId) << type << ": " << s;
+        EXPECT_EQ(m.decode(ids), m.decode(m.encode(s))) << type << ", nbest " << nbest;
+        differing += ids != m.encode(s);
+      }
+    }
+    EXPECT_GT(differing, 0u) << type << ": sampling never left encode()'s segmentation";
+  }
+}
+
+TEST_F(SubwordFixture, SampleEncodeRejectsInvalidNbestAndAlpha) {
+  const SubwordModel m =
+      SubwordModel::load_from_serialized(SubwordModel::train_serialized(fixture_sentences(), small_options(60)));
+  for (const int nbest : {0, -2, SubwordModel::kMaxSampleNbest + 1})
+    expect_error<UsageError>([&] { m.sample_encode("A dog.", nbest, 0.1f, 1); },
+                             {"subword sampling nbest " + std::to_string(nbest), "-1", "1..512"});
+  for (const float alpha : {-0.1f, std::nanf(""), INFINITY})
+    expect_error<UsageError>([&] { m.sample_encode("A dog.", -1, alpha, 1); }, {"subword sampling alpha", ">= 0"});
+  EXPECT_NO_THROW(m.sample_encode("A dog.", SubwordModel::kMaxSampleNbest, 0.0f, 1));
+  SubwordModel empty;
+  expect_error<RuntimeError>([&] { empty.sample_encode("x", -1, 0.1f, 1); }, {"before it was loaded"});
+}
+
 // SentencePiece must stay out of the global symbol scope (see subword.cc): otherwise its bundled
 // protobuf clashes with the system libprotobuf that LibTorch uses.
 TEST_F(SubwordFixture, SentencePieceIsNotGloballyVisible) {
   SubwordModel::load_from_serialized(SubwordModel::train_serialized(fixture_sentences(), small_options(60)));
   EXPECT_EQ(dlsym(RTLD_DEFAULT, "_ZN13sentencepiece22SentencePieceProcessorC1Ev"), nullptr)
       << "libsentencepiece is linked into the test binary; link nothing against it directly";
+  EXPECT_EQ(dlsym(RTLD_DEFAULT, "nmt_spm_load"), nullptr) << "libnmt_spm.so must be loaded RTLD_LOCAL";
+}
+
+// Run by WithoutItsLibrarySentencePieceIsUnavailableWithOneClearLine in a child process whose
+// NMT_SPM_LIBRARY names a missing file (the library is loaded once per process).
+TEST(SubwordChild, DISABLED_ReportWhyUnavailable) {
+  std::string why;
+  EXPECT_FALSE(SubwordModel::available(&why));
+  std::printf("why: %s\n", why.c_str());
+  expect_error<RuntimeError>([] { SubwordModel::load_from_serialized("x"); }, {"libnmt_spm.so not found"});
+}
+
+TEST(SubwordLibrary, WithoutItsLibrarySentencePieceIsUnavailableWithOneClearLine) {
+  TempDir dir("nmt-subword");
+  const std::string missing = dir.file("libnmt_spm.so");
+  const auto r =
+      nmt::test::run_command("NMT_SPM_LIBRARY=" + missing + " " + fs::read_symlink("/proc/self/exe").string() +
+                             " --gtest_also_run_disabled_tests --gtest_filter=SubwordChild.*");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("why: cannot use SentencePiece: libnmt_spm.so not found (looked for " + missing +
+                       "); rebuild nmt, or set NMT_SPM_LIBRARY\n"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST_F(SubwordFixture, InvalidOptions) {

@@ -237,3 +237,12 @@ TEST(Viz, XmlEscapeMakesAnyTokenSafe) {
   EXPECT_EQ(nmt::viz::compact_number(2.50), "2.5");
   EXPECT_EQ(nmt::viz::compact_number(-0.0001), "0");
 }
+
+// The checks above are only as good as the reader: it must refuse what is not well-formed XML.
+TEST(XmlReader, RefusesMalformedDocuments) {
+  EXPECT_EQ(parse_xml("<!DOCTYPE html>\n<a x=\"1&amp;2\"><b>t&lt;</b> u</a>")->find_all("b")[0]->text, "t<");
+  EXPECT_EQ(parse_xml("<a x=\"1&amp;2\"/>")->attr("x"), "1&2");
+  for (const char* bad : {"<a><b></a></b>", "<a>", "<a x=1/>", "<a x=\"1\" x=\"2\"/>", "<a/><b/>", "", "<a><b>"}) {
+    EXPECT_THROW(parse_xml(bad), std::runtime_error) << bad;
+  }
+}

@@ -7,6 +7,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <pugixml.hpp>
+
 #include "test_support.h"
 
 namespace nmt::test {
@@ -44,135 +46,45 @@ std::vector<const XmlElement*> XmlElement::find_all(const std::string& element_n
 }
 
 namespace {
-class XmlReader {
- public:
-  explicit XmlReader(const std::string& d) : d_(d) {}
 
-  std::unique_ptr<XmlElement> document() {
-    skip_prolog();
-    auto root = element();
-    skip_misc();
-    if (pos_ != d_.size()) fail("content after the root element");
-    return root;
-  }
+[[noreturn]] void xml_error(size_t offset, const std::string& what) {
+  throw std::runtime_error("XML error at byte " + std::to_string(offset) + ": " + what);
+}
 
- private:
-  [[noreturn]] void fail(const std::string& what) const {
-    throw std::runtime_error("XML error at byte " + std::to_string(pos_) + ": " + what);
+// pugixml's node as an XmlElement. Adds the one check pugixml leaves out: unique attribute names.
+std::unique_ptr<XmlElement> to_element(const pugi::xml_node& node) {
+  auto e = std::make_unique<XmlElement>();
+  e->name = node.name();
+  const auto offset = static_cast<size_t>(node.offset_debug());
+  for (const pugi::xml_attribute& a : node.attributes())
+    if (!e->attributes.emplace(a.name(), a.value()).second)
+      xml_error(offset, "duplicate attribute " + std::string(a.name()) + " in <" + e->name + ">");
+  for (const pugi::xml_node& child : node.children()) {
+    if (child.type() == pugi::node_element) e->children.push_back(to_element(child));
+    else if (child.type() == pugi::node_pcdata || child.type() == pugi::node_cdata) e->text += child.value();
   }
-  bool starts(const char* s) const { return d_.compare(pos_, std::char_traits<char>::length(s), s) == 0; }
-  void skip_space() {
-    while (pos_ < d_.size() && std::isspace(static_cast<unsigned char>(d_[pos_]))) ++pos_;
-  }
-  void skip_past(const char* end) {
-    auto p = d_.find(end, pos_);
-    if (p == std::string::npos) fail(std::string("unterminated, expected ") + end);
-    pos_ = p + std::char_traits<char>::length(end);
-  }
-  void skip_misc() {
-    for (;;) {
-      skip_space();
-      if (starts("<!--")) skip_past("-->");
-      else if (starts("<?")) skip_past("?>");
-      else return;
-    }
-  }
-  void skip_prolog() {
-    skip_misc();
-    if (starts("<!DOCTYPE")) skip_past(">");
-    skip_misc();
-  }
-  std::string name() {
-    size_t start = pos_;
-    while (pos_ < d_.size() && (std::isalnum(static_cast<unsigned char>(d_[pos_])) || d_[pos_] == '-' || d_[pos_] == '_' ||
-                                d_[pos_] == ':' || d_[pos_] == '.'))
-      ++pos_;
-    if (start == pos_) fail("expected a name");
-    return d_.substr(start, pos_ - start);
-  }
-  std::string decode(const std::string& raw) {
-    std::string out;
-    for (size_t i = 0; i < raw.size(); ++i) {
-      if (raw[i] == '<') fail("'<' in text or attribute");
-      if (raw[i] != '&') {
-        out += raw[i];
-        continue;
-      }
-      auto semi = raw.find(';', i);
-      if (semi == std::string::npos) fail("unterminated entity");
-      std::string ent = raw.substr(i + 1, semi - i - 1);
-      if (ent == "amp") out += '&';
-      else if (ent == "lt") out += '<';
-      else if (ent == "gt") out += '>';
-      else if (ent == "quot") out += '"';
-      else if (ent == "apos") out += '\'';
-      else if (ent.size() > 1 && ent[0] == '#') {
-        long cp = ent[1] == 'x' ? std::stol(ent.substr(2), nullptr, 16) : std::stol(ent.substr(1));
-        if (cp < 0x80) out += static_cast<char>(cp);
-        else out += "?";
-      } else fail("unknown entity &" + ent + ";");
-      i = semi;
-    }
-    return out;
-  }
-  std::unique_ptr<XmlElement> element() {
-    if (!starts("<")) fail("expected '<'");
-    ++pos_;
-    auto e = std::make_unique<XmlElement>();
-    e->name = name();
-    for (;;) {
-      skip_space();
-      if (starts("/>")) {
-        pos_ += 2;
-        return e;
-      }
-      if (starts(">")) {
-        ++pos_;
-        break;
-      }
-      std::string key = name();
-      skip_space();
-      if (!starts("=")) fail("attribute " + key + " without a value");
-      ++pos_;
-      skip_space();
-      if (pos_ >= d_.size() || (d_[pos_] != '"' && d_[pos_] != '\'')) fail("unquoted attribute " + key);
-      const char q = d_[pos_++];
-      auto end = d_.find(q, pos_);
-      if (end == std::string::npos) fail("unterminated attribute " + key);
-      if (e->attributes.count(key)) fail("duplicate attribute " + key);
-      e->attributes[key] = decode(d_.substr(pos_, end - pos_));
-      pos_ = end + 1;
-    }
-    for (;;) {
-      if (pos_ >= d_.size()) fail("element <" + e->name + "> not closed");
-      if (starts("</")) {
-        pos_ += 2;
-        if (name() != e->name) fail("mismatched closing tag for <" + e->name + ">");
-        skip_space();
-        if (!starts(">")) fail("expected '>'");
-        ++pos_;
-        return e;
-      }
-      if (starts("<!--")) {
-        skip_past("-->");
-        continue;
-      }
-      if (starts("<")) {
-        e->children.push_back(element());
-        continue;
-      }
-      auto next = d_.find('<', pos_);
-      if (next == std::string::npos) fail("element <" + e->name + "> not closed");
-      e->text += decode(d_.substr(pos_, next - pos_));
-      pos_ = next;
-    }
-  }
+  return e;
+}
 
-  const std::string& d_;
-  size_t pos_ = 0;
-};
 }  // namespace
 
-std::unique_ptr<XmlElement> parse_xml(const std::string& document) { return XmlReader(document).document(); }
+std::unique_ptr<XmlElement> parse_xml(const std::string& document) {
+  pugi::xml_document doc;
+  // parse_ws_pcdata keeps whitespace-only character data, so `text` is all of an element's own
+  // character data, as written. parse_default checks well-formedness (nesting, closing tags,
+  // quoting) and decodes the predefined and numeric entities.
+  const pugi::xml_parse_result result = doc.load_buffer(
+      document.data(), document.size(), pugi::parse_default | pugi::parse_ws_pcdata, pugi::encoding_utf8);
+  if (!result) xml_error(static_cast<size_t>(result.offset), result.description());
+  // pugixml also accepts fragments; a document has one root element.
+  pugi::xml_node root;
+  for (const pugi::xml_node& node : doc.children()) {
+    if (node.type() != pugi::node_element) continue;
+    if (root) xml_error(static_cast<size_t>(node.offset_debug()), "content after the root element");
+    root = node;
+  }
+  if (!root) xml_error(0, "no root element");
+  return to_element(root);
+}
 
 }  // namespace nmt::test

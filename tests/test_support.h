@@ -78,9 +78,13 @@ void expect_error(F f, std::initializer_list<std::string> fragments) {
 // Writes bytes to a file (for fixtures built inside tests).
 void write_bytes(const std::string& path, const std::string& bytes);
 
-// A strict little XML reader for checking the SVG and HTML nmt writes: every element closed
-// and nested, attributes quoted and unique, entities known. Throws std::runtime_error with
-// the byte offset on the first violation.
+// The SVG and HTML nmt writes, read by an XML parser not written by this project (pugixml, from
+// Debian's libpugixml-dev): every element closed and nested, attributes quoted and unique, one
+// root element. Throws std::runtime_error with the byte offset on the first violation. (The
+// reports are XHTML-style HTML, so the whole HTML page is checked as XML, not only its SVG.)
+// Laxer than the hand-written reader it replaced in two ways: pugixml skips character data
+// outside the root element, and leaves an unknown or unterminated entity (`&nbsp;`, `&lt`) as
+// written instead of refusing it.
 struct XmlElement {
   std::string name;
   std::map<std::string, std::string> attributes;

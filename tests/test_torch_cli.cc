@@ -40,6 +40,22 @@ std::string train_tiny(const std::string& out, const std::string& extra = "") {
          fixture("tiny") + " --out " + out + " --max-steps 300 --valid-every 100 --log-every 50 --lr 5e-3 --seed 3 --threads 1 " + extra;
 }
 
+// SentencePiece is reached through libnmt_spm.so (lib/CMakeLists.txt); without it training
+// stops with exit 1 and one line naming the library and where it was looked for.
+TEST(Cli, MissingSentencePieceLibraryIsOneLine) {
+  nmt::test::TempDir dir;
+  const std::string missing = dir.file("libnmt_spm.so");
+  auto r = run_command("NMT_SPM_LIBRARY=" + missing + " " + train_tiny(dir.file("model")));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("cannot use SentencePiece: libnmt_spm.so not found (looked for " + missing + ")"),
+            std::string::npos)
+      << r.err;
+  size_t error_lines = 0;
+  std::istringstream lines(r.err);
+  for (std::string line; std::getline(lines, line);) error_lines += line.rfind("nmt: error:", 0) == 0;
+  EXPECT_EQ(error_lines, 1u) << r.err;
+}
+
 // A tiny model learns a handful of pairs by heart through the CLI, translates them back
 // exactly, and `eval` scores them at 100 BLEU.
 TEST(Cli, TinyTransformerOverfitsThroughTrainAndTranslate) {

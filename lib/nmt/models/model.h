@@ -8,14 +8,15 @@
 
 #include "nmt/models/config.h"
 #include "nmt/models/decoder_state.h"
+#include "nmt/text/special_ids.h"
 
 namespace nmt::models {
 
-// Special subword ids, fixed for every model (see nmt/text/subword.h).
-constexpr int64_t kPadId = 0;
-constexpr int64_t kUnkId = 1;
-constexpr int64_t kBosId = 2;
-constexpr int64_t kEosId = 3;
+// Special subword ids, fixed for every model (defined in nmt/text/special_ids.h).
+constexpr int64_t kPadId = text::kPadId;
+constexpr int64_t kUnkId = text::kUnkId;
+constexpr int64_t kBosId = text::kBosId;
+constexpr int64_t kEosId = text::kEosId;
 
 class Seq2SeqModelImpl : public torch::nn::Module {
  public:

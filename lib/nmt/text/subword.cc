@@ -1,36 +1,36 @@
 #include "nmt/text/subword.h"
 
-// SentencePiece is loaded with dlopen(RTLD_LOCAL | RTLD_DEEPBIND) and called through dlsym'd
-// pointers, never linked directly. Why: Debian's libsentencepiece bundles and exports its own
-// protobuf-lite 3.14, while libtorch needs the system libprotobuf 3.21. In one process only one
-// copy of each protobuf symbol wins: with libsentencepiece first libtorch segfaults in static
-// initialisation, with libprotobuf first (how this project links executables) SentencePiece
-// aborts ("compiled against 3.14.0") or fails protobuf CHECKs. DEEPBIND makes SentencePiece bind
-// to its own protobuf while keeping its symbols out of the global scope, so both work.
+// SentencePiece is reached through libnmt_spm.so, a small library of ours with a C ABI
+// (nmt/text/spm_c_abi/nmt_spm.h), which this file dlopen()s with RTLD_LOCAL | RTLD_DEEPBIND and
+// calls through dlsym'd pointers; nothing links SentencePiece directly. Why: Debian's
+// libsentencepiece bundles and exports its own protobuf-lite 3.14, while libtorch needs the
+// system libprotobuf 3.21. In one process only one copy of each protobuf symbol wins: with
+// libsentencepiece first libtorch segfaults in static initialisation, with libprotobuf first (how
+// this project links executables) SentencePiece aborts ("compiled against 3.14.0") or fails
+// protobuf CHECKs. RTLD_LOCAL keeps SentencePiece's symbols out of the global scope; RTLD_DEEPBIND
+// (which applies to the library's dependencies too) makes libsentencepiece bind to its own
+// protobuf before the global scope's libprotobuf, which RTLD_LOCAL alone does not do: tried in a
+// program linking libprotobuf, RTLD_LOCAL alone fails the first model load with protobuf's
+// "compiled against version 3.14.0 ... installed version (3.21.12)" FATAL error.
 //
-// Consequently this file must not reference any SentencePiece symbol directly (no calls through
-// the C++ classes, not even virtual ones, which GCC may devirtualise): every entry point below is
-// an exported definition of libsentencepiece 0.1.97 called by its mangled name (Itanium ABI: a
-// returned util::Status, which has a non-trivial destructor, comes back through a hidden first
-// pointer argument). The header is included only for sizeof and the ABI checks.
+// libnmt_spm is compiled against SentencePiece's headers and linked with --no-undefined, so a
+// SentencePiece whose API changed fails to build; across the boundary only C functions whose
+// signatures come from nmt_spm.h (the pointers below are declared with decltype of them) and an
+// ABI version number.
 #include <dlfcn.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
-#include <new>
-#include <numeric>
-#include <optional>
 #include <string_view>
-#include <unordered_map>
 
 #include <fmt/format.h>
-#include <sentencepiece_processor.h>
+#include <fmt/ranges.h>
 
 #include "nmt/data/rng.h"
+#include "nmt/text/spm_c_abi/nmt_spm.h"
 #include "nmt/util/error.h"
 #include "nmt/util/io.h"
 
@@ -42,38 +42,25 @@ extern "C" const char* __asan_default_options() { return "alloc_dealloc_mismatch
 namespace nmt::text {
 namespace {
 
-static_assert(sizeof(sentencepiece::util::Status) == sizeof(void*), "util::Status is one unique_ptr");
-
-// Storage for a util::Status returned by value: a single pointer, null when OK.
-struct RawStatus {
-  void* rep = nullptr;
-};
-
-using KwArgs = std::unordered_map<std::string, std::string>;
+namespace fs = std::filesystem;
 
 struct SpmApi {
   void* handle = nullptr;
-  // libsentencepiece_train.so.0
-  void (*train)(RawStatus*, const KwArgs*, void* iterator, std::string* proto) = nullptr;
-  // libsentencepiece.so.0 (loaded as a dependency of the trainer, in the same local scope)
-  void (*set_seed)(unsigned int) = nullptr;
-  void (*status_dtor)(RawStatus*) = nullptr;
-  void (*status_to_string)(std::string*, const RawStatus*) = nullptr;
-  void (*ctor)(void*) = nullptr;
-  void (*dtor)(void*) = nullptr;
-  void (*load_serialized)(RawStatus*, void*, std::string_view) = nullptr;
-  void (*encode)(RawStatus*, const void*, std::string_view, std::vector<int>*) = nullptr;
-  void (*decode)(RawStatus*, const void*, const std::vector<int>*, std::string*) = nullptr;
-  int (*piece_size)(const void*) = nullptr;
-  const std::string& (*id_to_piece)(const void*, int) = nullptr;
-  int (*piece_to_id)(const void*, std::string_view) = nullptr;
-  int (*pad_id)(const void*) = nullptr;
-  int (*unk_id)(const void*) = nullptr;
-  int (*bos_id)(const void*) = nullptr;
-  int (*eos_id)(const void*) = nullptr;
+#define NMT_SPM_FN(name) decltype(&::nmt_spm_##name) name = nullptr
+  NMT_SPM_FN(abi_version);
+  NMT_SPM_FN(free);
+  NMT_SPM_FN(load);
+  NMT_SPM_FN(processor_free);
+  NMT_SPM_FN(piece_size);
+  NMT_SPM_FN(special_ids);
+  NMT_SPM_FN(id_to_piece);
+  NMT_SPM_FN(piece_to_id);
+  NMT_SPM_FN(encode);
+  NMT_SPM_FN(sample_encode);
+  NMT_SPM_FN(decode);
+  NMT_SPM_FN(train);
+#undef NMT_SPM_FN
 };
-
-constexpr const char* kTrainLibrary = "libsentencepiece_train.so.0";
 
 template <typename Fn>
 void bind(void* handle, Fn*& fn, const char* symbol, std::string& missing) {
@@ -103,101 +90,108 @@ DlopenFn loader_dlopen() {
 DlopenFn loader_dlopen() { return &dlopen; }
 #endif
 
+// Where libnmt_spm.so may be, in order: $NMT_SPM_LIBRARY alone when set; beside the executable
+// (the build tree: build/nmt-torch, build/libnmt_spm.so); where `cmake --install` puts it relative
+// to the executable (bin/ → lib/nmt/); its build-tree path (test binaries in build/tests/).
+std::vector<std::string> spm_library_candidates() {
+  if (const char* env = std::getenv("NMT_SPM_LIBRARY"); env && *env) return {env};
+  std::vector<std::string> out;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    out.push_back((exe.parent_path() / NMT_SPM_FILE_NAME).string());
+    out.push_back(
+        (exe.parent_path() / NMT_SPM_INSTALL_DIR_FROM_BINDIR / NMT_SPM_FILE_NAME).lexically_normal().string());
+  }
+  out.push_back(NMT_SPM_BUILD_PATH);
+  return out;
+}
+
+// Loads libnmt_spm.so and binds its functions; the error text otherwise.
+std::string load_spm(SpmApi& api) {
+  const bool protobuf_loaded = dlopen("libprotobuf.so.32", RTLD_NOW | RTLD_NOLOAD) != nullptr;
+  if (protobuf_loaded && dlopen("libsentencepiece.so.0", RTLD_NOW | RTLD_NOLOAD) != nullptr) {
+    // Already loaded by the program itself, so it was bound to the system protobuf at start-up.
+    return "libsentencepiece is linked into this program next to libprotobuf, which breaks it; link "
+           "nothing against SentencePiece directly (nmt/text/subword.cc loads it in isolation)";
+  }
+  const std::vector<std::string> candidates = spm_library_candidates();
+  const auto found = std::find_if(candidates.begin(), candidates.end(), [](const std::string& path) {
+    std::error_code ec;
+    return fs::is_regular_file(path, ec);
+  });
+  if (found == candidates.end())
+    return fmt::format("cannot use SentencePiece: {} not found (looked for {}); rebuild nmt, or set NMT_SPM_LIBRARY",
+                       NMT_SPM_FILE_NAME, fmt::join(candidates, ", "));
+  const std::string& path = *found;
+  void* handle = loader_dlopen()(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+  if (!handle) {
+    const char* why = dlerror();
+    return fmt::format("cannot use SentencePiece: cannot load {}: {}", path, why ? why : "unknown error");
+  }
+  std::string missing;
+#define NMT_SPM_BIND(name) bind(handle, api.name, "nmt_spm_" #name, missing)
+  NMT_SPM_BIND(abi_version);
+  NMT_SPM_BIND(free);
+  NMT_SPM_BIND(load);
+  NMT_SPM_BIND(processor_free);
+  NMT_SPM_BIND(piece_size);
+  NMT_SPM_BIND(special_ids);
+  NMT_SPM_BIND(id_to_piece);
+  NMT_SPM_BIND(piece_to_id);
+  NMT_SPM_BIND(encode);
+  NMT_SPM_BIND(sample_encode);
+  NMT_SPM_BIND(decode);
+  NMT_SPM_BIND(train);
+#undef NMT_SPM_BIND
+  if (!missing.empty()) return fmt::format("cannot use SentencePiece: {} lacks{} (a stale build?)", path, missing);
+  if (api.abi_version() != NMT_SPM_ABI_VERSION)
+    return fmt::format("cannot use SentencePiece: {} has ABI version {}, this nmt needs {} (a stale build?)", path,
+                       api.abi_version(), NMT_SPM_ABI_VERSION);
+  api.handle = handle;
+  return "";
+}
+
 const SpmApi& spm() {
   static SpmApi api;
   static std::string error;
   static std::once_flag once;
-  std::call_once(once, [] {
-    const bool protobuf_loaded = dlopen("libprotobuf.so.32", RTLD_NOW | RTLD_NOLOAD) != nullptr;
-    if (protobuf_loaded && dlopen("libsentencepiece.so.0", RTLD_NOW | RTLD_NOLOAD) != nullptr) {
-      // Already loaded by the program itself, so it was bound to the system protobuf at start-up.
-      error =
-          "libsentencepiece is linked into this program next to libprotobuf, which breaks it; link "
-          "nothing against SentencePiece directly (nmt/text/subword.cc loads it in isolation)";
-      return;
-    }
-    const int flags = RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND;
-    api.handle = loader_dlopen()(kTrainLibrary, flags);
-    if (!api.handle) {
-      const char* why = dlerror();
-      error = fmt::format("cannot load SentencePiece ({}): {}", kTrainLibrary, why ? why : "unknown error");
-      return;
-    }
-    std::string missing;
-    void* h = api.handle;
-    bind(h, api.train,
-         "_ZN13sentencepiece20SentencePieceTrainer5TrainERKSt13unordered_mapINSt7__cxx1112basic_stringIcSt11char_"
-         "traitsIcESaIcEEES7_St4hashIS7_ESt8equal_toIS7_ESaISt4pairIKS7_S7_EEEPNS_16SentenceIteratorEPS7_",
-         missing);
-    bind(h, api.set_seed, "_ZN13sentencepiece22SetRandomGeneratorSeedEj", missing);
-    bind(h, api.status_dtor, "_ZN13sentencepiece4util6StatusD1Ev", missing);
-    bind(h, api.status_to_string, "_ZNK13sentencepiece4util6Status8ToStringB5cxx11Ev", missing);
-    bind(h, api.ctor, "_ZN13sentencepiece22SentencePieceProcessorC1Ev", missing);
-    bind(h, api.dtor, "_ZN13sentencepiece22SentencePieceProcessorD1Ev", missing);
-    bind(h, api.load_serialized,
-         "_ZN13sentencepiece22SentencePieceProcessor23LoadFromSerializedProtoESt17basic_string_viewIcSt11char_"
-         "traitsIcEE",
-         missing);
-    bind(h, api.encode,
-         "_ZNK13sentencepiece22SentencePieceProcessor6EncodeESt17basic_string_viewIcSt11char_traitsIcEEPSt6vectorIi"
-         "SaIiEE",
-         missing);
-    bind(h, api.decode,
-         "_ZNK13sentencepiece22SentencePieceProcessor6DecodeERKSt6vectorIiSaIiEEPNSt7__cxx1112basic_stringIcSt11char_"
-         "traitsIcESaIcEEE",
-         missing);
-    bind(h, api.piece_size, "_ZNK13sentencepiece22SentencePieceProcessor12GetPieceSizeEv", missing);
-    bind(h, api.id_to_piece, "_ZNK13sentencepiece22SentencePieceProcessor9IdToPieceB5cxx11Ei", missing);
-    bind(h, api.piece_to_id,
-         "_ZNK13sentencepiece22SentencePieceProcessor9PieceToIdESt17basic_string_viewIcSt11char_traitsIcEE", missing);
-    bind(h, api.pad_id, "_ZNK13sentencepiece22SentencePieceProcessor6pad_idEv", missing);
-    bind(h, api.unk_id, "_ZNK13sentencepiece22SentencePieceProcessor6unk_idEv", missing);
-    bind(h, api.bos_id, "_ZNK13sentencepiece22SentencePieceProcessor6bos_idEv", missing);
-    bind(h, api.eos_id, "_ZNK13sentencepiece22SentencePieceProcessor6eos_idEv", missing);
-    if (!missing.empty()) {
-      error = fmt::format("{} lacks symbols this build expects (SentencePiece 0.1.97 ABI):{}", kTrainLibrary, missing);
-      api.handle = nullptr;
-    }
-  });
+  std::call_once(once, [] { error = load_spm(api); });
   if (!api.handle) throw RuntimeError(error);
   return api;
 }
 
-// Runs a Status-returning call; returns "" when OK, else the status text.
+// A buffer or message that libnmt_spm allocated, released by it.
+template <typename T>
+struct SpmBuffer {
+  T* data = nullptr;
+  SpmBuffer() = default;
+  ~SpmBuffer() {
+    if (data) spm().free(data);
+  }
+  SpmBuffer(const SpmBuffer&) = delete;
+  SpmBuffer& operator=(const SpmBuffer&) = delete;
+};
+
+// Runs a libnmt_spm call taking a trailing `char** error`; returns "" when it succeeded, else the message.
 template <typename Call>
-std::string status_of(Call call) {
-  const SpmApi& api = spm();
-  RawStatus status;
-  call(&status);
-  std::string text;
-  if (status.rep != nullptr) api.status_to_string(&text, &status);
-  api.status_dtor(&status);
-  return text;
+std::string error_of(Call call) {
+  SpmBuffer<char> error;
+  if (call(&error.data) == 0) return "";
+  return error.data ? error.data : "unknown SentencePiece error";
 }
 
-// A SentencePieceProcessor constructed in raw storage through the library's own constructor.
-struct Processor {
-  void* self = nullptr;
-  Processor() {
-    const SpmApi& api = spm();
-    self = ::operator new(sizeof(sentencepiece::SentencePieceProcessor));
-    api.ctor(self);
-  }
-  ~Processor() {
-    spm().dtor(self);
-    ::operator delete(self);
-  }
-  Processor(const Processor&) = delete;
-  Processor& operator=(const Processor&) = delete;
+struct ProcessorDeleter {
+  void operator()(nmt_spm_processor* p) const { spm().processor_free(p); }
 };
 
 }  // namespace
 
 struct SubwordModel::Impl {
-  Processor processor;
-  std::string proto;  // the serialized model, kept so serialized() needs no protobuf call
+  std::unique_ptr<nmt_spm_processor, ProcessorDeleter> processor;
+  std::string proto;  // the serialized model, as loaded
   int size = 0;
-  const void* sp() const { return processor.self; }
+  const nmt_spm_processor* sp() const { return processor.get(); }
 };
 
 namespace {
@@ -233,102 +227,6 @@ std::vector<size_t> choose_sentences(const std::vector<std::string>& sentences, 
   return order;
 }
 
-// The trainer reads a temporary one-sentence-per-line file: feeding it through a
-// SentenceIterator subclass would need SentencePiece's util::Status constructor in this binary.
-class TempFile {
- public:
-  TempFile() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "nmt-spm-XXXXXX").string();
-    const int fd = ::mkstemp(tmpl.data());
-    if (fd < 0) throw RuntimeError(fmt::format("{}: cannot create a temporary file", tmpl));
-    ::close(fd);
-    path_ = tmpl;
-  }
-  ~TempFile() {
-    std::error_code ec;
-    std::filesystem::remove(path_, ec);
-  }
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
-// Protobuf wire format, just enough to drop TrainerSpec.input (ModelProto field 2, TrainerSpec
-// field 1) from a trained model: it holds the temporary file's random name, which would make
-// otherwise identical models differ byte for byte. Returns the input unchanged if it cannot parse.
-bool read_varint(const std::string& s, size_t& pos, uint64_t& value) {
-  value = 0;
-  for (int shift = 0; shift < 64 && pos < s.size(); shift += 7) {
-    const auto byte = static_cast<unsigned char>(s[pos++]);
-    value |= static_cast<uint64_t>(byte & 0x7F) << shift;
-    if (!(byte & 0x80)) return true;
-  }
-  return false;
-}
-
-void write_varint(std::string& out, uint64_t value) {
-  while (value >= 0x80) {
-    out.push_back(static_cast<char>((value & 0x7F) | 0x80));
-    value >>= 7;
-  }
-  out.push_back(static_cast<char>(value));
-}
-
-// Copies `msg` without the length-delimited field `drop`; for field `recurse` (if not 0) applies
-// `inner` to its payload. nullopt when the bytes are not a well-formed message.
-template <typename Inner>
-std::optional<std::string> rewrite_message(const std::string& msg, uint64_t drop, uint64_t recurse, Inner inner) {
-  std::string out;
-  out.reserve(msg.size());
-  size_t pos = 0;
-  while (pos < msg.size()) {
-    const size_t start = pos;
-    uint64_t tag = 0, n = 0;
-    if (!read_varint(msg, pos, tag)) return std::nullopt;
-    const uint64_t field = tag >> 3;
-    switch (tag & 7) {
-      case 0:
-        if (!read_varint(msg, pos, n)) return std::nullopt;
-        break;
-      case 1: pos += 8; break;
-      case 5: pos += 4; break;
-      case 2: {
-        if (!read_varint(msg, pos, n) || n > msg.size() - pos) return std::nullopt;
-        if (field == drop) {
-          pos += n;
-          continue;
-        }
-        if (field == recurse) {
-          const std::optional<std::string> payload = inner(msg.substr(pos, n));
-          if (!payload) return std::nullopt;
-          write_varint(out, tag);
-          write_varint(out, payload->size());
-          out += *payload;
-          pos += n;
-          continue;
-        }
-        pos += n;
-        break;
-      }
-      default: return std::nullopt;  // groups: not used by ModelProto
-    }
-    if (pos > msg.size()) return std::nullopt;
-    out.append(msg, start, pos - start);
-  }
-  return out;
-}
-
-std::string strip_training_input(const std::string& model_proto) {
-  constexpr uint64_t kModelTrainerSpec = 2, kTrainerSpecInput = 1;
-  auto drop_input = [&](const std::string& spec) {
-    return rewrite_message(spec, kTrainerSpecInput, 0, [](const std::string&) { return std::optional<std::string>(); });
-  };
-  return rewrite_message(model_proto, 0, kModelTrainerSpec, drop_input).value_or(model_proto);
-}
-
 }  // namespace
 
 std::string SubwordModel::train_serialized(const std::vector<std::string>& sentences, const SubwordOptions& o) {
@@ -337,21 +235,24 @@ std::string SubwordModel::train_serialized(const std::vector<std::string>& sente
   if (order.empty()) throw RuntimeError("cannot train a subword model: no non-empty training sentences");
   const SpmApi& api = spm();
 
-  TempFile input;
-  {
-    std::ofstream out(input.path(), std::ios::binary | std::ios::trunc);
-    for (size_t i : order) {
-      std::string line = sentences[i];
-      std::replace(line.begin(), line.end(), '\n', ' ');  // one sentence must stay one line
-      std::replace(line.begin(), line.end(), '\r', ' ');
-      out << line << '\n';
-    }
-    out.flush();
-    if (!out) throw RuntimeError(fmt::format("{}: cannot write subword training text (disk full?)", input.path()));
+  // The sentences reach the trainer through an iterator inside libnmt_spm, so the model records
+  // no input file (a temporary file's random name would make identical models differ).
+  std::vector<std::string> lines;
+  lines.reserve(order.size());
+  for (size_t i : order) {
+    std::string line = sentences[i];
+    std::replace(line.begin(), line.end(), '\n', ' ');  // one sentence must stay one line
+    std::replace(line.begin(), line.end(), '\r', ' ');
+    lines.push_back(std::move(line));
+  }
+  std::vector<const char*> texts;
+  std::vector<size_t> sizes;
+  for (const std::string& line : lines) {
+    texts.push_back(line.data());
+    sizes.push_back(line.size());
   }
 
-  const KwArgs args = {
-      {"input", input.path()},
+  const std::vector<std::pair<std::string, std::string>> args = {
       {"input_format", "text"},
       {"model_prefix", ""},  // the model comes back as bytes; nothing is written by SentencePiece
       {"model_type", o.model_type},
@@ -374,14 +275,23 @@ std::string SubwordModel::train_serialized(const std::vector<std::string>& sente
       // 0 = INFO (progress), 1 = WARNING. The level is process-wide inside SentencePiece.
       {"minloglevel", o.verbose ? "0" : "1"},
   };
+  std::vector<const char*> keys, values;
+  for (const auto& [key, value] : args) {
+    keys.push_back(key.c_str());
+    values.push_back(value.c_str());
+  }
   // Any residual randomness inside SentencePiece draws from this process-wide seed.
-  api.set_seed(static_cast<unsigned int>(o.seed));
-  std::string proto;
-  const std::string error = status_of([&](RawStatus* st) { api.train(st, &args, nullptr, &proto); });
+  const auto seed = static_cast<uint32_t>(o.seed);
+  SpmBuffer<char> model;
+  size_t model_size = 0;
+  const std::string error = error_of([&](char** e) {
+    return api.train(keys.data(), values.data(), keys.size(), texts.data(), sizes.data(), texts.size(), seed,
+                     &model.data, &model_size, e);
+  });
   if (!error.empty())
     throw RuntimeError(fmt::format("subword training failed ({} model, vocab size {}, {} sentences): {}",
                                    o.model_type, o.vocab_size, order.size(), error));
-  return strip_training_input(proto);
+  return std::string(model.data, model_size);
 }
 
 void SubwordModel::train(const std::vector<std::string>& sentences, const SubwordOptions& options,
@@ -392,15 +302,16 @@ void SubwordModel::train(const std::vector<std::string>& sentences, const Subwor
 SubwordModel SubwordModel::load_from_serialized(const std::string& bytes, const std::string& name) {
   const SpmApi& api = spm();
   auto impl = std::make_shared<Impl>();
-  const void* sp = impl->sp();
-  const std::string error =
-      status_of([&](RawStatus* st) { api.load_serialized(st, impl->processor.self, std::string_view(bytes)); });
+  nmt_spm_processor* processor = nullptr;
+  const std::string error = error_of([&](char** e) { return api.load(bytes.data(), bytes.size(), &processor, e); });
+  impl->processor.reset(processor);
   if (error.find("ParseFromArray") != std::string::npos)
     throw RuntimeError(fmt::format("{}: not a SentencePiece model (cannot parse the model proto)", name));
   if (!error.empty()) throw RuntimeError(fmt::format("{}: not a valid SentencePiece model: {}", name, error));
   impl->proto = bytes;
-  impl->size = api.piece_size(sp);
-  const int pad = api.pad_id(sp), unk = api.unk_id(sp), bos = api.bos_id(sp), eos = api.eos_id(sp);
+  impl->size = api.piece_size(impl->sp());
+  int pad = -1, unk = -1, bos = -1, eos = -1;
+  api.special_ids(impl->sp(), &pad, &unk, &bos, &eos);
   if (impl->size <= kEosId || pad != kPadId || unk != kUnkId || bos != kBosId || eos != kEosId)
     throw RuntimeError(fmt::format(
         "{}: subword model has special ids pad={} unk={} bos={} eos={}, expected pad=0 unk=1 bos=2 eos=3", name, pad,
@@ -436,13 +347,42 @@ const SubwordModel::Impl& SubwordModel::impl() const {
   return *impl_;
 }
 
+namespace {
+
+std::vector<int> ids_of(const SpmBuffer<int>& ids, size_t count) {
+  return std::vector<int>(ids.data, ids.data + count);
+}
+
+}  // namespace
+
 std::vector<int> SubwordModel::encode(const std::string& text) const {
   const Impl& m = impl();
-  std::vector<int> ids;
+  SpmBuffer<int> ids;
+  size_t count = 0;
   const std::string error =
-      status_of([&](RawStatus* st) { spm().encode(st, m.sp(), std::string_view(text), &ids); });
+      error_of([&](char** e) { return spm().encode(m.sp(), text.data(), text.size(), &ids.data, &count, e); });
   if (!error.empty()) throw RuntimeError(fmt::format("subword encoding failed: {}", error));
-  return ids;
+  return ids_of(ids, count);
+}
+
+// libnmt_spm re-seeds SentencePiece's per-thread generator for each call, so a sample depends on
+// (text, nbest, alpha, seed) alone, in any order and on any thread, without a lock.
+std::vector<int> SubwordModel::sample_encode(const std::string& text, int nbest, float alpha, uint64_t seed) const {
+  if (nbest != -1 && (nbest < 1 || nbest > kMaxSampleNbest))
+    throw UsageError(fmt::format("subword sampling nbest {} is invalid (use -1 for the whole lattice, or 1..{})", nbest,
+                                 kMaxSampleNbest));
+  if (!std::isfinite(alpha) || alpha < 0)
+    throw UsageError(fmt::format("subword sampling alpha {} must be a finite number >= 0", alpha));
+  const Impl& m = impl();
+  // mt19937 takes 32 bits: fold all 64 so seeds differing only in the high half differ too.
+  const auto seed32 = static_cast<uint32_t>(data::mix_seed(seed, 0x5350'4D53ULL) >> 32);
+  SpmBuffer<int> ids;
+  size_t count = 0;
+  const std::string error = error_of([&](char** e) {
+    return spm().sample_encode(m.sp(), text.data(), text.size(), nbest, alpha, seed32, &ids.data, &count, e);
+  });
+  if (!error.empty()) throw RuntimeError(fmt::format("subword sampling failed: {}", error));
+  return ids_of(ids, count);
 }
 
 std::string SubwordModel::decode(const std::vector<int>& ids) const {
@@ -453,10 +393,12 @@ std::string SubwordModel::decode(const std::vector<int>& ids) const {
     if (id < 0 || id >= m.size) throw RuntimeError(fmt::format("subword id {} out of range [0, {})", id, m.size));
     if (id != kPadId && id != kBosId && id != kEosId) kept.push_back(id);
   }
-  std::string text;
-  const std::string error = status_of([&](RawStatus* st) { spm().decode(st, m.sp(), &kept, &text); });
+  SpmBuffer<char> text;
+  size_t size = 0;
+  const std::string error =
+      error_of([&](char** e) { return spm().decode(m.sp(), kept.data(), kept.size(), &text.data, &size, e); });
   if (!error.empty()) throw RuntimeError(fmt::format("subword decoding failed: {}", error));
-  return text;
+  return std::string(text.data, size);
 }
 
 std::vector<std::string> SubwordModel::pieces(const std::vector<int>& ids) const {
@@ -465,14 +407,17 @@ std::vector<std::string> SubwordModel::pieces(const std::vector<int>& ids) const
   out.reserve(ids.size());
   for (int id : ids) {
     if (id < 0 || id >= m.size) throw RuntimeError(fmt::format("subword id {} out of range [0, {})", id, m.size));
-    out.push_back(spm().id_to_piece(m.sp(), id));
+    const char* piece = nullptr;
+    size_t size = 0;
+    spm().id_to_piece(m.sp(), id, &piece, &size);
+    out.emplace_back(piece, size);
   }
   return out;
 }
 
 int SubwordModel::piece_to_id(const std::string& piece) const {
   const Impl& m = impl();
-  return spm().piece_to_id(m.sp(), std::string_view(piece));
+  return spm().piece_to_id(m.sp(), piece.data(), piece.size());
 }
 
 int SubwordModel::vocab_size() const { return impl().size; }

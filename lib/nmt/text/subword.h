@@ -1,8 +1,9 @@
 #pragma once
 // Subword segmentation: a thin wrapper over a SentencePiece model with a fixed special-id layout.
-// SentencePiece headers stay in subword.cc so the rest of the project does not include them.
+// SentencePiece itself lives in libnmt_spm.so (nmt/text/spm_c_abi), which subword.cc loads at
+// run time; nothing else in the project includes SentencePiece's headers or links it.
 //
-// Every model this project trains or loads has
+// Every model this project trains or loads has the special ids of nmt/text/special_ids.h:
 //   id 0 = "<pad>", id 1 = "<unk>", id 2 = "<s>" (BOS), id 3 = "</s>" (EOS),
 // so tensors can be padded with 0 without consulting the model. load() rejects models with any
 // other layout. Text is NFKC-normalised by the model (normalization "nmt_nfkc"), which also
@@ -12,6 +13,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "nmt/text/special_ids.h"
 
 namespace nmt::text {
 
@@ -37,13 +40,14 @@ struct SubwordOptions {
 
 class SubwordModel {
  public:
-  static constexpr int kPadId = 0;
-  static constexpr int kUnkId = 1;
-  static constexpr int kBosId = 2;
-  static constexpr int kEosId = 3;
+  static constexpr int kPadId = text::kPadId;
+  static constexpr int kUnkId = text::kUnkId;
+  static constexpr int kBosId = text::kBosId;
+  static constexpr int kEosId = text::kEosId;
+  static constexpr int kMaxSampleNbest = 512;  // SentencePiece's limit for n-best sampling
 
-  // Whether SentencePiece can be used in this process (false in AddressSanitizer builds of
-  // programs that load libprotobuf; see subword.cc); `why` receives the reason.
+  // Whether SentencePiece can be used in this process (false when libnmt_spm.so is missing or
+  // stale; see subword.cc); `why` receives the reason.
   static bool available(std::string* why = nullptr);
 
   // Trains a model on `sentences` (the caller chooses: joint source+target by default in this
@@ -72,6 +76,17 @@ class SubwordModel {
 
   // Subword ids of `text`; no BOS/EOS are added.
   std::vector<int> encode(const std::string& text) const;
+  // One segmentation of `text` sampled for subword regularisation (Kudo 2018): ids as encode()
+  // gives, decoding to the same text, but drawn at random among the possible segmentations.
+  // Unigram models: nbest = -1 samples from the whole segmentation lattice (forward-filtering
+  // backward-sampling), nbest in 2..kMaxSampleNbest among the nbest best segmentations, nbest = 1
+  // gives encode()'s segmentation; alpha is the inverse temperature (0: uniform; larger: closer
+  // to encode()'s). BPE models: BPE-dropout (Provilkov et al. 2020) whatever nbest is, alpha
+  // being the probability of dropping each merge (values above 1 act as 1).
+  // Deterministic: the result depends on (model, text, nbest, alpha, seed) only, not on earlier
+  // calls, other threads or the call order, so an epoch's sampling can be redone exactly on
+  // resume from a seed per (epoch, sentence). Thread-safe. Invalid nbest or alpha → UsageError.
+  std::vector<int> sample_encode(const std::string& text, int nbest, float alpha, uint64_t seed) const;
   // Detokenised text; pad, BOS and EOS ids are ignored. Out-of-range ids → RuntimeError.
   std::string decode(const std::vector<int>& ids) const;
   // The piece strings of `ids` (e.g. "▁a", "<s>"), for attention displays and debugging.
