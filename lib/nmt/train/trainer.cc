@@ -59,7 +59,10 @@ void sample_segmentations(EncodedSet& set, const text::SubwordModel& sp, int nbe
     return ids;
   };
   // Each pair independently (sample_encode is thread-safe and call-order free), so the
-  // result does not depend on how the range is split.
+  // result does not depend on how the range is split. Cost per epoch, Multi30k's 29k pairs, 8k
+  // vocabulary, one thread (`nmt train` gives LibTorch's pool 1, see tensor/threads.h): the
+  // whole lattice 1.3 s, --subword-nbest 8 3.2 s, 64 19 s (SentencePiece's n-best search), BPE-
+  // dropout 1.3 s; plain encoding 0.4 s; against a transformer-small epoch of ~5 minutes on 2 cores.
   at::parallel_for(0, static_cast<int64_t>(set.src_text.size()), 256, [&](int64_t begin, int64_t end) {
     for (auto i = static_cast<size_t>(begin); i < static_cast<size_t>(end); ++i) {
       const uint64_t pair_seed = data::mix_seed(epoch_seed, i);
