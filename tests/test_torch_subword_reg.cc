@@ -111,7 +111,8 @@ TEST_F(SubwordSampling, TooLongSamplesFallBackToThePlainSegmentation) {
 
 // ---- nmt train
 
-// About 3 batches an epoch on the 8-pair fixture (how many depends on the epoch's sampled lengths), a checkpoint at every update.
+// About 3 batches an epoch on the 8-pair fixture (how many depends on the epoch's sampled lengths), a checkpoint at
+// every update.
 std::string sampling_command(const std::string& out, int steps, const std::string& extra = "") {
   return nmt::test::nmt_binary() + " train --preset transformer-tiny --train " + fixture("tiny") + " --valid " +
          fixture("tiny") + " --out " + out + " --max-steps " + std::to_string(steps) +
@@ -179,9 +180,9 @@ TEST(SubwordRegularisation, ResumingMidEpochEqualsAStraightRun) {
 TEST(SubwordRegularisation, BadValuesAreRefusedInOneLineBeforeAnyWork) {
   nmt::test::TempDir dir;
   const std::string out = dir.file("never");
-  for (const std::string& bad : {"--subword-alpha -0.1", "--subword-alpha nan", "--subword-alpha 101",
-                                 "--subword-alpha x", "--subword-nbest 0", "--subword-nbest -2", "--subword-nbest 513",
-                                 "--subword-nbest 1.5"}) {
+  for (const std::string& bad :
+       {"--subword-alpha -0.1", "--subword-alpha nan", "--subword-alpha 101", "--subword-alpha x", "--subword-nbest 0",
+        "--subword-nbest -2", "--subword-nbest 513", "--subword-nbest 1.5"}) {
     auto r = run_command(nmt::test::nmt_binary() + " train --preset transformer-tiny --train " + fixture("tiny") +
                          " --valid " + fixture("tiny") + " --out " + out + " " + bad);
     EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;

@@ -51,7 +51,8 @@ EncodedSet encode_set(const data::ParallelCorpus& corpus, const text::SubwordMod
 
 void sample_segmentations(EncodedSet& set, const text::SubwordModel& sp, int nbest, double alpha, uint64_t seed,
                           int64_t epoch, int64_t max_len) {
-  const uint64_t epoch_seed = data::mix_seed(data::mix_seed(seed, kSubwordSamplingStream), static_cast<uint64_t>(epoch));
+  const uint64_t epoch_seed =
+      data::mix_seed(data::mix_seed(seed, kSubwordSamplingStream), static_cast<uint64_t>(epoch));
   const auto a = static_cast<float>(alpha);
   auto sample = [&](const std::string& text, uint64_t pair_seed) {
     Ids ids = sp.sample_encode(text, nbest, a, pair_seed);
@@ -648,10 +649,11 @@ void Trainer::sample_epoch_data() {
                        o_.model.max_positions - 1);
   if (logged_sampling_time_) return;
   logged_sampling_time_ = true;
-  log(fmt::format("subword sampling (--subword-alpha {}, --subword-nbest {}): {} training pairs re-segmented in {:.2f} s "
-                  "per epoch",
-                  o_.subword_alpha, o_.subword_nbest, train_.src.size(),
-                  std::chrono::duration<double>(Clock::now() - start).count()));
+  log(fmt::format(
+      "subword sampling (--subword-alpha {}, --subword-nbest {}): {} training pairs re-segmented in {:.2f} s "
+      "per epoch",
+      o_.subword_alpha, o_.subword_nbest, train_.src.size(),
+      std::chrono::duration<double>(Clock::now() - start).count()));
 }
 
 // An update takes `per_update` consecutive batches of the epoch's plan (the plan is a pure
