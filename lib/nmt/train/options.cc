@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "nmt/text/subword.h"
+
 namespace nmt::train {
 
 namespace {
@@ -29,6 +31,17 @@ std::vector<OptionSpec<TrainOptions>> make_specs() {
       option("vocab_size", "--vocab-size", "Data", "Joint SentencePiece vocabulary size", &O::vocab_size)
           .range(5, models::kMaxVocab),
       option("subword_type", "--subword-type", "Data", "SentencePiece model type", &O::subword_type),
+      option("subword_alpha", "--subword-alpha", "Data",
+             "Subword regularisation: every epoch samples a new segmentation of each training pair; unigram: the "
+             "smoothing (inverse temperature, e.g. 0.1-0.5; smaller = more varied), bpe: the BPE-dropout probability "
+             "(e.g. 0.1). 0 = off: the one best segmentation",
+             &O::subword_alpha)
+          .range(0, 100),
+      option("subword_nbest", "--subword-nbest", "Data",
+             "With --subword-alpha on a unigram model: sample among the N best segmentations (2..512; 1 = the best "
+             "one only), or -1 for all of them (the whole lattice). BPE-dropout ignores it",
+             &O::subword_nbest)
+          .range(-1, text::SubwordModel::kMaxSampleNbest),
       option("init_from", "--init-from", "Model",
              "Start from the weights and spm.model of this model directory (same architecture options; a new "
              "optimizer, schedule and --out)",
@@ -147,6 +160,13 @@ void validate_options(const TrainOptions& o, const std::function<std::string(con
       if (!name) throw;
       throw UsageError(e.message(name));
     }
+  }
+  // The one value inside subword_nbest's range that is not one (SentencePiece's own rule).
+  if (o.subword_nbest == 0) {
+    const OptionError e("subword_nbest", fmt::format(" is 0, must be -1 (the whole lattice) or between 1 and {}",
+                                                     text::SubwordModel::kMaxSampleNbest));
+    if (!name) throw e;
+    throw UsageError(e.message(name));
   }
   try {
     o.model.validate(name ? name : [](const std::string& key) { return fmt::format("'{}'", key); }, /*check_vocab=*/false);

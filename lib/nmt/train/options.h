@@ -43,6 +43,9 @@ struct TrainOptions {
   // Subwords (joint SentencePiece model on source + target).
   int vocab_size = 8000;
   SubwordType subword_type = SubwordType::kUnigram;
+  // Subword regularisation: each epoch re-segments the training pairs by sampling (off at 0).
+  double subword_alpha = 0;
+  int subword_nbest = -1;  // -1: the whole segmentation lattice
 
   models::ModelConfig model;
   std::string init_from;  // a model directory whose weights and subword model this run starts from

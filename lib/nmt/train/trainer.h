@@ -48,7 +48,7 @@ TrainSummary run_training(const TrainOptions& options);
 
 struct EncodedSet {
   std::vector<Ids> src, tgt;
-  std::vector<std::string> src_text, tgt_text;  // raw sentences (validation references)
+  std::vector<std::string> src_text, tgt_text;  // raw sentences (validation references, subword sampling)
   std::vector<data::ExampleLength> lengths;     // with EOS / BOS added
 };
 
@@ -56,6 +56,17 @@ struct EncodedSet {
 // included) are left out and counted in *dropped.
 EncodedSet encode_set(const data::ParallelCorpus& corpus, const text::SubwordModel& sp, int64_t max_len, bool drop_long,
                       size_t* dropped);
+
+// Subword regularisation (Kudo 2018; BPE-dropout for BPE models): re-segments every pair of
+// `set` from its raw text with SubwordModel::sample_encode, replacing its ids and lengths. Pair i
+// of epoch e draws with seed mix_seed(mix_seed(mix_seed(seed, kSubwordSamplingStream), e), i)
+// (its target with that mixed with 1 once more), so an epoch's segmentation depends on (seed,
+// epoch) alone, whatever the thread count, and a resumed run redoes it exactly. A sampled side
+// longer than max_len subwords (EOS included) falls back to encode()'s segmentation, which fits:
+// encode_set kept only pairs whose plain segmentation does. Runs on LibTorch's intra-op threads.
+inline constexpr uint64_t kSubwordSamplingStream = 0x5357'5245'474CULL;  // "SWREGL"
+void sample_segmentations(EncodedSet& set, const text::SubwordModel& sp, int nbest, double alpha, uint64_t seed,
+                          int64_t epoch, int64_t max_len);
 
 // The subword model a run trains on its training corpus: --vocab-size, --subword-type, seeded.
 text::SubwordOptions subword_options(const TrainOptions& options);
@@ -76,6 +87,7 @@ class Trainer {
   void build();               // config.json, model, optimizer, resumed state
   void sync_ranks();          // rank 0's weights, state and optimizer to every rank
   StopReason run_epoch();     // kNone when the epoch ended without a stop
+  void sample_epoch_data();   // --subword-alpha: this epoch's segmentation of the training set
   StopReason stop_before_update();
   TrainSummary finish(StopReason reason);
   void log(const std::string& line);
@@ -96,7 +108,8 @@ class Trainer {
   std::vector<torch::Tensor> params_;
   std::unique_ptr<torch::optim::Adam> optimizer_;
   std::unique_ptr<TrainingState> state_;
-  int64_t bad_in_a_row_ = 0;  // consecutive updates skipped for a non-finite loss or gradient
+  int64_t bad_in_a_row_ = 0;
+  bool logged_sampling_time_ = false;  // consecutive updates skipped for a non-finite loss or gradient
 
   std::unique_ptr<viz::ProgressLine> progress_;
   std::vector<std::unique_ptr<TrainingObserver>> observers_;
