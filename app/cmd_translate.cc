@@ -114,6 +114,8 @@ void add_decode_options(CLI::App* cmd, DecodeArgs& a) {
                   "Model directory written by nmt train; repeat for an ensemble (the models' log-probabilities "
                   "are averaged at each step; they must share the subword vocabulary)")
       ->required()
+      ->expected(1)
+      ->allow_extra_args(false)  // one directory per -m: a positional argument after it is not a model
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--threads", a.threads, "LibTorch intra-op threads (0 = default)")->capture_default_str();
   cmd->add_option("--device", a.device, "cpu, cuda or cuda:N (default: CUDA when available, else cpu)");
@@ -570,6 +572,8 @@ void add_score_command(CLI::App& app) {
   auto per_token = std::make_shared<bool>(false);
   cmd->add_option("-m,--model", a->model_dirs, "Model directory; repeat for an ensemble (mean log-probabilities)")
       ->required()
+      ->expected(1)
+      ->allow_extra_args(false)  // one directory per -m: a positional argument after it is not a model
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--src", *src, "Source lines")->required();
   cmd->add_option("--tgt", *tgt, "Target lines to score, one per source line")->required();

@@ -208,7 +208,7 @@ TEST_F(Reliability, RefusedTranslationsLeaveTheOutputFileUntouched) {
       {"--input " + dir_->file("bad-utf8.txt"), 1},
       {"--input /nonexistent/in.txt", 1},
       {"--input " + dir_->file("good.txt") + " --beam 1 --nbest 2", 2},
-      {"--input " + dir_->file("good.txt") + " --beam 3 --attention " + dir_->file("att.jsonl"), 2},
+      {"--input " + dir_->file("good.txt") + " --sampling top-k:3 --beam 3 --attention " + dir_->file("att.jsonl"), 2},
       {"--input " + dir_->file("good.txt") + " --max-len-a nan", 2},
       {"--input " + dir_->file("good.txt") + " --attention-layer 7", 2},
   };
