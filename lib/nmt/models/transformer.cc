@@ -290,6 +290,10 @@ DecoderImpl::DecoderImpl(const ModelConfig& config, Embeddings embeddings) : emb
 torch::Tensor DecoderImpl::causal_mask(int64_t length) {
   // Built once and sliced: position i may see positions <= i.
   if (!causal_table_.defined() || causal_table_.size(0) < length) {
+    // A normal tensor even when first built under InferenceMode (validation before the first
+    // update, as --init-from does): LibTorch 2.x refuses inference tensors in a later
+    // training forward pass.
+    c10::InferenceMode normal_tensors(false);
     const int64_t n = std::max<int64_t>(length, 256);
     causal_table_ = torch::full({n, n}, kMaskValue).triu(1);
   }
@@ -301,6 +305,7 @@ torch::Tensor DecoderImpl::forward(const torch::Tensor& tgt_in, const torch::Ten
   auto x = embeddings_(tgt_in);
   auto mask = causal_mask(tgt_in.size(1));
   if (mask.device() != x.device()) {
+    c10::InferenceMode normal_tensors(false);
     causal_table_ = causal_table_.to(x.device());
     mask = causal_mask(tgt_in.size(1));
   }
