@@ -6,26 +6,15 @@
 #include "nmt/decode/greedy.h"
 #include "nmt/decode/top_log_probs.h"
 #include "nmt/models/model.h"
+#include "torch_test_models.h"
 
 using namespace nmt;
 using namespace nmt::models;
 
 namespace {
 
-Seq2SeqModel random_model(const std::string& type) {
-  torch::manual_seed(5);
-  ModelConfig c;
-  c.type = type;
-  c.src_vocab = c.tgt_vocab = 12;
-  c.d_model = 16; c.heads = 2; c.ffn = 32; c.encoder_layers = 2; c.decoder_layers = 2;
-  c.embedding = 16; c.hidden = 16; c.rnn_layers = 2;
-  c.dropout = 0.0;
-  auto m = make_model(c);
-  m->eval();
-  return m;
-}
-
-std::vector<Ids> sources() { return {{4, 5, 6, 7}, {8, 9}, {10, 11, 4, 5, 6, 7, 8}, {9}}; }
+using nmt::test::random_model;
+using nmt::test::sources;
 
 // Log-probability of `tokens` + EOS given `src`, by teacher forcing (no cache involved).
 double teacher_forced_log_prob(Seq2SeqModelImpl& model, const Ids& src, const Ids& tokens) {

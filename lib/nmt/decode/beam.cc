@@ -96,6 +96,9 @@ std::vector<SearchResult> BeamSearch::search(SearchBatch& batch, const DecodeOpt
   auto tokens = torch::full({B}, kBosId, torch::TensorOptions().dtype(torch::kLong).device(device));
   // Row r of the per-row entries reads row source_of_row[r] of the per-source entries, which
   // have source_rows rows.
+  // Forced-prefix bookkeeping runs only during the first `longest_prefix` steps (none without prefixes).
+  int64_t longest_prefix = 0;
+  for (const Ids* p : batch.prefix) longest_prefix = std::max<int64_t>(longest_prefix, static_cast<int64_t>(p->size()));
   std::vector<int64_t> source_of_row(static_cast<size_t>(B));
   std::iota(source_of_row.begin(), source_of_row.end(), 0);
   int64_t source_rows = B;
@@ -120,11 +123,11 @@ std::vector<SearchResult> BeamSearch::search(SearchBatch& batch, const DecodeOpt
     // Sentences inside their forced prefix (one beam each) take the prefix's next token.
     std::vector<int64_t> forced_tokens;
     bool any_forced = false;
-    for (const int64_t s : alive) {
-      const Ids& prefix = *sentences[s].prefix;
+    for (size_t a = 0; t < longest_prefix && a < alive.size(); ++a) {
+      const Ids& prefix = *sentences[alive[a]].prefix;
       const bool in_prefix = t < static_cast<int64_t>(prefix.size());
       any_forced |= in_prefix;
-      forced_tokens.insert(forced_tokens.end(), beams[s].size(), in_prefix ? prefix[static_cast<size_t>(t)] : 0);
+      forced_tokens.insert(forced_tokens.end(), beams[alive[a]].size(), in_prefix ? prefix[static_cast<size_t>(t)] : 0);
     }
     torch::Tensor forced_lp, attention;
     if (any_forced) forced_lp = token_log_probs(logits, torch::tensor(forced_tokens, torch::kLong));
