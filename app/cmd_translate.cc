@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "search_flags.h"
 #include "nmt/decode/sampling.h"
 #include "nmt/decode/translator.h"
 #include "nmt/models/transformer.h"
@@ -31,35 +32,24 @@ namespace nmt::cli {
 
 namespace {
 
-struct DecodeArgs {
+struct DecodeArgs : SearchFlags {
   std::vector<std::string> model_dirs;  // several: an ensemble
   int threads = 0;
   std::string device;  // empty = CUDA when available, else the CPU
   int64_t batch_size = 64;
-  double max_len_a = 1.5;
-  int64_t max_len_b = 10;
   bool quiet = false;
-  decode::BeamOptions beam{1, 1, decode::LengthPenalty::kGnmt, 0.6};
-  std::string length_penalty = "gnmt";
   std::string sampling;  // empty: no sampling
   decode::SamplingOptions sampling_options;
   bool use_beam() const { return beam.beam > 1 || beam.nbest > 1; }
   bool use_sampling() const { return !sampling.empty(); }
 };
 
-// The decoding options, checked before the model is loaded or any file is touched: NaN or a
-// negative length factor would make every output empty, a huge beam or batch exhaust memory.
+// The decoding options, checked before the model is loaded or any file is touched (a huge
+// batch would exhaust memory).
 void check_decode_args(DecodeArgs& a) {
-  if (!(std::isfinite(a.max_len_a) && a.max_len_a >= 0 && a.max_len_a <= 1000))
-    throw UsageError(fmt::format("--max-len-a is {}, must be a number between 0 and 1000", a.max_len_a));
-  if (a.max_len_b < 0 || a.max_len_b > 1'000'000)
-    throw UsageError(fmt::format("--max-len-b is {}, must be between 0 and 1000000", a.max_len_b));
-  if (!std::isfinite(a.beam.alpha)) throw UsageError(fmt::format("--alpha is {}, must be a finite number", a.beam.alpha));
-  if (a.beam.beam > 1000) throw UsageError(fmt::format("--beam is {}, must be between 1 and 1000", a.beam.beam));
-  if (a.beam.nbest > a.beam.beam) throw UsageError("--nbest must not exceed --beam");
+  check_search_flags(a, 1000);
   if (a.batch_size > 100'000) throw UsageError(fmt::format("--batch-size is {}, must be between 1 and 100000", a.batch_size));
   if (a.threads < 0 || a.threads > 4096) throw UsageError(fmt::format("--threads is {}, must be between 0 and 4096", a.threads));
-  a.beam.length_penalty = decode::parse_length_penalty(a.length_penalty);
   if (a.use_sampling()) {
     if (a.use_beam()) throw UsageError("--sampling draws one translation per line: it does not combine with --beam or --nbest");
     decode::parse_sampling(a.sampling, a.sampling_options);
@@ -120,16 +110,8 @@ void add_decode_options(CLI::App* cmd, DecodeArgs& a) {
   cmd->add_option("--threads", a.threads, "LibTorch intra-op threads (0 = default)")->capture_default_str();
   cmd->add_option("--device", a.device, "cpu, cuda or cuda:N (default: CUDA when available, else cpu)");
   cmd->add_option("--batch-size", a.batch_size, "Sentences per batch")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--max-len-a", a.max_len_a, "Output length limit: a * source length + b")->capture_default_str();
-  cmd->add_option("--max-len-b", a.max_len_b, "Output length limit: a * source length + b")->capture_default_str();
   cmd->add_flag("-q,--quiet", a.quiet, "No warnings or progress on stderr (errors still shown)");
-  cmd->add_option("--beam", a.beam.beam, "Beam size (1 = greedy decoding)")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--alpha", a.beam.alpha, "Length-penalty exponent α for --length-penalty gnmt")->capture_default_str();
-  cmd->add_option("--length-penalty", a.length_penalty, "gnmt ((5+len)/6)^α, average (per token) or none")
-      ->capture_default_str();
-  cmd->add_flag("--beam-shrink", a.beam.shrink,
-                "Each finished hypothesis gives its beam slot up (Marian) instead of keeping K live beams "
-                "until K hypotheses finish (fairseq)");
+  add_search_flags(cmd, a, "Beam size (1 = greedy decoding)");
   cmd->add_option("--sampling", a.sampling,
                   "Sample each next token instead of searching: top-k:K (among the K most probable) or top-p:P "
                   "(among the most probable tokens holding probability P)");
@@ -151,8 +133,7 @@ std::vector<std::string> translate_lines(decode::Translator& translator, const s
 decode::DecodeOptions decode_options(const DecodeArgs& a) {
   decode::DecodeOptions d;
   d.max_sentences = a.batch_size;
-  d.max_len_a = a.max_len_a;
-  d.max_len_b = a.max_len_b;
+  a.apply_to(d);
   return d;
 }
 
