@@ -45,7 +45,8 @@ struct ServeArgs : SearchFlags {  // --beam: the default of requests that name n
   std::vector<std::string> model_dirs;
   std::string host = "127.0.0.1";
   int port = 8080;
-  int threads = 0;  // the decoder's LibTorch/BLAS threads
+  int threads = 0;  // each decoding worker's LibTorch/BLAS threads
+  int workers = 1;  // decoding threads, each with its own batches
   int http_threads = 128;
   std::string device;
   size_t max_batch = 64;
@@ -62,6 +63,7 @@ struct ServeArgs : SearchFlags {  // --beam: the default of requests that name n
 void check_serve_args(ServeArgs& a) {
   if (a.port < 0 || a.port > 65535) throw UsageError(fmt::format("--port is {}, must be between 0 and 65535", a.port));
   if (a.threads < 0 || a.threads > 4096) throw UsageError(fmt::format("--threads is {}, must be between 0 and 4096", a.threads));
+  if (a.workers < 1 || a.workers > 256) throw UsageError(fmt::format("--workers is {}, must be between 1 and 256", a.workers));
   if (a.http_threads < 1 || a.http_threads > 4096)
     throw UsageError(fmt::format("--http-threads is {}, must be between 1 and 4096", a.http_threads));
   if (a.max_batch < 1 || a.max_batch > 100'000) throw UsageError(fmt::format("--max-batch is {}, must be between 1 and 100000", a.max_batch));
@@ -353,6 +355,7 @@ void run_server(ServeArgs& a) {
 
   serve::BatcherOptions bo;
   bo.max_batch = a.max_batch;
+  bo.workers = static_cast<size_t>(a.workers);
   bo.wait = std::chrono::microseconds(static_cast<int64_t>(a.batch_wait_ms * 1000));
   bo.on_thread_start = [threads = a.threads] { set_threads(threads); };  // OpenMP's settings are per thread
   serve::Batcher batcher([&](const serve::DecodeKey& k, const std::vector<std::string>& l) { return decode_batch(models.by_name, a, k, l); }, bo);
@@ -367,8 +370,8 @@ void run_server(ServeArgs& a) {
   raise_descriptor_limit();
   std::signal(SIGPIPE, SIG_IGN);  // a client gone mid-answer is a failed write, not the end of the server
   const int port = bind_server(server, c);
-  std::fprintf(stderr, "nmt serve: listening on http://%s:%d (models: %s; max batch %zu, batch wait %.1f ms)\n", a.host.c_str(), port,
-               joined(models.names).c_str(), a.max_batch, a.batch_wait_ms);
+  std::fprintf(stderr, "nmt serve: listening on http://%s:%d (models: %s; max batch %zu, batch wait %.1f ms, %d worker(s))\n", a.host.c_str(),
+               port, joined(models.names).c_str(), a.max_batch, a.batch_wait_ms, a.workers);
   serve_until_signal(server);
   batcher.stop();
   const auto s = batcher.stats();
@@ -385,7 +388,10 @@ void add_serve_command(CLI::App& app) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--host", a->host, "Address to listen on (0.0.0.0: every interface)")->capture_default_str();
   cmd->add_option("--port", a->port, "TCP port (0: any free port, printed on stderr)")->capture_default_str();
-  cmd->add_option("--threads", a->threads, "The decoder's LibTorch/BLAS threads (0 = default)")->capture_default_str();
+  cmd->add_option("--threads", a->threads, "Each decoding worker's LibTorch/BLAS threads (0 = default)")->capture_default_str();
+  cmd->add_option("--workers", a->workers,
+                  "Batches decoded at once, each on its own thread (CTranslate2's inter_threads; "
+                  "--workers 2 --threads 1 uses two cores like --threads 2)")->capture_default_str();
   cmd->add_option("--http-threads", a->http_threads,
                   "Connections served at once (each waits for its translation on its own thread)")->capture_default_str();
   cmd->add_option("--device", a->device, "cpu, cuda or cuda:N (default: CUDA when available, else cpu)");

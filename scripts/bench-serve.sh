@@ -10,7 +10,9 @@
 #
 #   bash scripts/bench-serve.sh MODEL_DIR [SOURCE_FILE]
 #   (needs wrk: NMT_SETUP_BENCH=1 bash scripts/setup.sh; NMT=path/to/nmt, NMT_BENCH_SECONDS=20,
-#    NMT_SERVE_THREADS=2, NMT_BENCH_CONNECTIONS="1 8 64" override the defaults; NMT_DECODE_ARGS,
+#    NMT_SERVE_THREADS=2, NMT_BENCH_CONNECTIONS="1 8 64" override the defaults; NMT_SERVE_WORKERS=W
+#    splits the threads over W decoding workers (serve --workers W --threads THREADS/W), and
+#    NMT_SERVE_ARGS (e.g. "--max-batch 32") goes to `serve` only; NMT_DECODE_ARGS,
 #    e.g. "--max-len-a 1.2 --max-len-b 0", go to both `translate` and `serve`: an untrained
 #    model never emits </s>, and a length bound keeps its outputs as long as real translations)
 set -euo pipefail
@@ -84,7 +86,10 @@ done = function(summary, latency, requests)
 end
 EOF
 
-"$nmt" serve -m "$model" --threads "$threads" "${decode_args[@]}" --port 0 -q 2> "$work/serve.log" &
+workers="${NMT_SERVE_WORKERS:-1}"
+serve_args=(--workers "$workers" --threads $((threads / workers)) ${NMT_SERVE_ARGS:-})
+echo "bench-serve: serve ${serve_args[*]}"
+"$nmt" serve -m "$model" "${serve_args[@]}" "${decode_args[@]}" --port 0 -q 2> "$work/serve.log" &
 server_pid=$!
 port=""
 for _ in $(seq 600); do

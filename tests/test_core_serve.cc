@@ -1,7 +1,9 @@
 // `nmt serve` without sockets or a model: the batching queue and the JSON API's reading/writing.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <mutex>
 
 #include <nlohmann/json.hpp>
@@ -228,6 +230,32 @@ TEST(ServeApi, TokensMatchOnlyWhenEqual) {
   EXPECT_FALSE(equal_in_constant_time("s3crets3cret", "s3cret"));  // a repeat of the key is not the key
   EXPECT_FALSE(equal_in_constant_time("", "s3cret"));
   EXPECT_FALSE(equal_in_constant_time("", ""));  // no key configured never matches
+}
+
+// Two workers: a second batch is decoded while the first is still being decoded, and a request
+// split over both gets every answer in its own order.
+TEST(ServeBatcher, TwoWorkersDecodeTwoBatchesAtOnceAndASplitRequestKeepsItsOrder) {
+  std::mutex mutex;
+  std::condition_variable both_in;
+  int in_flight = 0, most_in_flight = 0;
+  auto decode = [&](const DecodeKey&, const std::vector<std::string>& lines) {
+    std::unique_lock<std::mutex> lock(mutex);
+    most_in_flight = std::max(most_in_flight, ++in_flight);
+    both_in.notify_all();
+    both_in.wait_for(lock, 5s, [&] { return most_in_flight >= 2; });  // one worker alone times out
+    --in_flight;
+    std::vector<Nbest> out;
+    for (const auto& l : lines) out.push_back({{"t:" + l, 0}});
+    return out;
+  };
+  BatcherOptions options{2, 10s, 2, {}};  // batches of 2: a request of 4 fills two at once
+  Batcher b(decode, options);
+  const auto start = std::chrono::steady_clock::now();
+  auto f = b.submit({"m", 1, 1}, {"a", "b", "c", "d"});
+  EXPECT_EQ(texts(f.get()), (std::vector<std::string>{"t:a", "t:b", "t:c", "t:d"}));
+  EXPECT_EQ(most_in_flight, 2);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 4s);
+  EXPECT_EQ(b.stats().batches, 2u);
 }
 
 }  // namespace

@@ -4,7 +4,8 @@
 
 namespace nmt::serve {
 
-// One request's state. Only the decoding thread touches it after submit().
+// One request's state. After submit() it is touched only under the batcher's mutex (a large
+// request's sentences may be decoded by several workers at once).
 struct Batcher::Request {
   std::vector<std::string> sentences;
   std::vector<Nbest> results;
@@ -15,7 +16,8 @@ struct Batcher::Request {
 
 Batcher::Batcher(DecodeFunction decode, BatcherOptions options) : decode_(std::move(decode)), options_(std::move(options)) {
   if (options_.max_batch == 0) options_.max_batch = 1;
-  thread_ = std::thread([this] { run(); });
+  if (options_.workers == 0) options_.workers = 1;
+  for (size_t i = 0; i < options_.workers; ++i) threads_.emplace_back([this] { run(); });
 }
 
 Batcher::~Batcher() { stop(); }
@@ -47,8 +49,9 @@ void Batcher::stop() {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
   }
-  queued_.notify_one();
-  if (thread_.joinable()) thread_.join();
+  queued_.notify_all();
+  for (auto& t : threads_)
+    if (t.joinable()) t.join();
 }
 
 BatcherStats Batcher::stats() const {
@@ -64,6 +67,7 @@ void Batcher::run() {
     const size_t answered = decode_batch(key, batch);
     std::lock_guard<std::mutex> lock(mutex_);
     answered_ = answered;
+    queued_.notify_all();  // an idle worker may now take what came back
   }
 }
 
@@ -117,13 +121,11 @@ size_t Batcher::decode_batch(const DecodeKey& key, std::vector<Piece>& batch) {
   } catch (...) {
     error = std::current_exception();
   }
-  {
-    // Before anyone is answered: a client may send again before this thread takes another
-    // step, and its sentence must count as one coming back.
-    std::lock_guard<std::mutex> lock(mutex_);
-    last_batch_end_ = std::chrono::steady_clock::now();
-    queued_at_end_ = queued_total_;
-  }
+  // Before anyone is answered: a client may send again before this thread takes another step,
+  // and its sentence must count as one coming back.
+  std::lock_guard<std::mutex> lock(mutex_);
+  last_batch_end_ = std::chrono::steady_clock::now();
+  queued_at_end_ = queued_total_;
   size_t answered = 0;
   for (size_t i = 0; i < batch.size(); ++i) {
     Request& r = *batch[i].request;

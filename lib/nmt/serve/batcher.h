@@ -46,7 +46,10 @@ struct BatcherOptions {
   // previous batch ended, unless as many sentences as that batch answered requests have come
   // (see Batcher::next_batch).
   std::chrono::microseconds wait{10000};
-  // Runs on the decoding thread before it decodes anything (e.g. its LibTorch thread settings).
+  // Decoding threads, each taking its own batches (CTranslate2's inter_threads): while one
+  // decodes the long tail of a batch, few rows wide, another decodes a full one.
+  size_t workers = 1;
+  // Runs on each decoding thread before it decodes anything (e.g. its LibTorch thread settings).
   std::function<void()> on_thread_start;
 };
 
@@ -73,7 +76,7 @@ class Batcher {
   std::future<std::vector<Nbest>> submit(const DecodeKey& key, std::vector<std::string> sentences);
 
   // Refuses new requests, decodes everything already queued (without waiting for more), and
-  // joins the decoding thread. Idempotent.
+  // joins the decoding threads. Idempotent.
   void stop();
 
   BatcherStats stats() const;
@@ -102,7 +105,7 @@ class Batcher {
   std::chrono::steady_clock::time_point last_batch_end_{};
   size_t answered_ = 0;       // requests the last batch answered (0 once the next is taken)
   size_t queued_at_end_ = 0;  // queued_total_ when it ended
-  std::thread thread_;
+  std::vector<std::thread> threads_;
 };
 
 }  // namespace nmt::serve
