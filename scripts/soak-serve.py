@@ -5,7 +5,7 @@ up mid-request, stall (slow clients) and open hundreds of connections at once. T
 resident memory (VmRSS) is sampled every --every seconds; it must stay flat, and every request
 must get an answer with the expected status.
 
-    python3 scripts/soak-serve.py MODEL_DIR [--minutes 10] [--nmt build/nmt] [--threads 2]
+    python3 scripts/soak-serve.py MODEL_DIR [--minutes 10] [--nmt build/nmt] [--threads 2] [--workers 1]
 
 Prints one line per RSS sample and a summary; exits 1 if a request got a wrong answer or the
 server died. Standard library only."""
@@ -26,13 +26,14 @@ p.add_argument("--minutes", type=float, default=10)
 p.add_argument("--every", type=float, default=30)
 p.add_argument("--nmt", default=os.path.join(os.path.dirname(__file__), "..", "build", "nmt"))
 p.add_argument("--threads", type=int, default=2)
+p.add_argument("--workers", type=int, default=1, help="the server's --workers")
 p.add_argument("--clients", type=int, default=4, help="well-behaved clients (each waits for its answer, then 0-100 ms)")
 data = os.environ.get("NMT_DATA") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data")
 p.add_argument("--source", default=os.path.join(data, "multi30k", "test_2016_flickr.en"))
 args = p.parse_args()
 
 sentences = open(args.source, encoding="utf-8").read().split("\n")[:-1]
-server = subprocess.Popen([args.nmt, "serve", "-m", args.model, "--threads", str(args.threads), "--port", "0", "--timeout", "2", "-q"],
+server = subprocess.Popen([args.nmt, "serve", "-m", args.model, "--threads", str(args.threads), "--workers", str(args.workers), "--port", "0", "--timeout", "2", "-q"],
                           stderr=subprocess.PIPE, text=True)
 port = None
 for line in server.stderr:
