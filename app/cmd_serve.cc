@@ -3,6 +3,7 @@
 // concurrent requests share decoding batches through lib/nmt/serve/batcher.h: handler threads
 // queue sentences and wait, one decoding thread owns the models.
 #include <fcntl.h>
+#include <malloc.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -194,6 +195,18 @@ ServedModels load_served_models(const ServeArgs& a) {
   return m;
 }
 
+// Bytes malloc has handed out and not had back, over all arenas (tensors included: LibTorch's
+// CPU allocator is malloc). Beside the process's RSS it tells a leak (this grows) from
+// fragmentation or arenas warming up (RSS grows, this does not).
+size_t heap_in_use_bytes() {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+  const struct mallinfo2 m = ::mallinfo2();
+  return m.uordblks + m.hblkhd;
+#else
+  return 0;
+#endif
+}
+
 // What the request handlers share; it outlives the server.
 struct ServerContext {
   const ServeArgs& args;
@@ -248,7 +261,8 @@ void add_routes(httplib::Server& server, ServerContext& c) {
   server.Get("/health", [&c](const httplib::Request&, httplib::Response& res) {
     const auto s = c.batcher.stats();
     nlohmann::json j = {{"status", "ok"}, {"version", c.version}, {"models", c.models.names},
-                        {"batches", s.batches}, {"sentences", s.sentences}, {"requests", c.requests.load()}};
+                        {"batches", s.batches}, {"sentences", s.sentences}, {"requests", c.requests.load()},
+                        {"heap_in_use_bytes", heap_in_use_bytes()}};
     send_json(res, 200, j.dump());
   });
   server.Get("/models", [&c](const httplib::Request&, httplib::Response& res) {

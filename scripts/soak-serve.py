@@ -144,6 +144,19 @@ def hostile_client():
         time.sleep(0.05)
 
 
+def heap_mib():
+    """The server's malloc in-use bytes (/health), to tell a leak from RSS that only warms up."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
+            c.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            data = b""
+            while chunk := c.recv(65536):
+                data += chunk
+        return json.loads(data.split(b"\r\n\r\n", 1)[1]).get("heap_in_use_bytes", 0) / 2**20
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+
+
 def rss_mib():
     for line in open(f"/proc/{server.pid}/status"):
         if line.startswith("VmRSS:"):
@@ -157,25 +170,28 @@ for t in threads:
 start = time.time()
 samples = []
 while time.time() < stop and server.poll() is None:
-    samples.append((time.time() - start, rss_mib()))
+    samples.append((time.time() - start, rss_mib(), heap_mib()))
     with lock:
         total = sum(counts.values())
-    print(f"soak: {samples[-1][0] / 60:5.1f} min  RSS {samples[-1][1]:7.1f} MiB  requests {total}  load {os.getloadavg()[0]:.2f}", flush=True)
+    print(f"soak: {samples[-1][0] / 60:5.1f} min  RSS {samples[-1][1]:7.1f} MiB  heap in use {samples[-1][2]:7.1f} MiB  "
+          f"requests {total}  load {os.getloadavg()[0]:.2f}", flush=True)
     time.sleep(min(args.every, max(0.0, stop - time.time())))
 for t in threads:
     t.join()
 alive = server.poll() is None
 if alive:
-    samples.append((time.time() - start, rss_mib()))
+    samples.append((time.time() - start, rss_mib(), heap_mib()))
     server.terminate()
     code = server.wait(60)
 else:
     code = server.returncode
 print("soak: requests by kind:", json.dumps(dict(sorted(counts.items()))))
 if len(samples) >= 3:
-    after_warmup = [r for t, r in samples if t >= 60] or [r for _, r in samples]
-    print(f"soak: RSS first {samples[0][1]:.1f} MiB, at 1 min {after_warmup[0]:.1f} MiB, last {samples[-1][1]:.1f} MiB, "
-          f"max {max(r for _, r in samples):.1f} MiB")
+    after_warmup = [s for s in samples if s[0] >= 60] or samples
+    print(f"soak: RSS first {samples[0][1]:.1f} MiB, at 1 min {after_warmup[0][1]:.1f} MiB, last {samples[-1][1]:.1f} MiB, "
+          f"max {max(s[1] for s in samples):.1f} MiB")
+    print(f"soak: heap in use first {samples[0][2]:.1f} MiB, at 1 min {after_warmup[0][2]:.1f} MiB, last {samples[-1][2]:.1f} MiB, "
+          f"max {max(s[2] for s in samples):.1f} MiB")
 print(f"soak: server {'exited ' + str(code) + ' on SIGTERM' if alive else 'DIED with ' + str(code)}")
 for f in failures:
     print("soak: FAILED", f)
