@@ -13,11 +13,14 @@
 
 #include "nmt/quant/int8_gemm.h"
 #include "nmt/quant/int8_kernels.h"
+#include "nmt/util/error.h"
+#include "test_support.h"
 
 namespace nmt::quant {
 namespace {
 
 using detail::Kernel;
+using nmt::RuntimeError;
 
 constexpr Kernel kAllKernels[] = {Kernel::portable, Kernel::avx2, Kernel::avx_vnni,
                                   Kernel::avx512_vnni};
@@ -80,8 +83,39 @@ TEST(Int8QuantizeWeight, ARowOfZerosStaysZeroWithAUnitScale) {
   for (float s : q.scales) EXPECT_EQ(s, 1.0f);
 }
 
+// A QuantizedWeight read from a file is checked before packing.
+TEST(Int8PackedWeight, RefusesMismatchedSizesAndValuesOutsideTheSymmetricRange) {
+  QuantizedWeight q = quantize_weight(gaussian(6, 15).data(), 2, 3);
+  QuantizedWeight short_values = q;
+  short_values.values.pop_back();
+  test::expect_error<RuntimeError>([&] { PackedWeight p(short_values); }, {"2 x 3", "5 values", "2 scales"});
+  QuantizedWeight missing_scale = q;
+  missing_scale.scales.pop_back();
+  test::expect_error<RuntimeError>([&] { PackedWeight p(missing_scale); }, {"6 values", "1 scales"});
+  QuantizedWeight minus_128 = q;
+  minus_128.values[4] = -128;
+  test::expect_error<RuntimeError>([&] { PackedWeight p(minus_128); }, {"-128", "[-127, 127]"});
+  QuantizedWeight too_wide;
+  too_wide.out_features = 0, too_wide.in_features = 200000;
+  test::expect_error<RuntimeError>([&] { PackedWeight p(too_wide); }, {"200000", "[0, 133144]"});
+}
+
 // ---------------------------------------------------------------------------------------
 // The product
+
+// At the largest in_features accepted, the VNNI kernels' partial sums (which start at
+// -128 Σ w) pass 2^31 and wrap; the final sum 127 · 127 · in still fits and must come out exact.
+TEST(Int8Linear, TheLargestInputWidthStillGivesTheExactSumOnEveryKernel) {
+  const int64_t in = 133144, out = 2;
+  std::vector<float> x(in, 127.0f), w(out * in, 127.0f);
+  for (int64_t i = 0; i < in; ++i) w[in + i] = -127.0f;
+  const PackedWeight packed(quantize_weight(w.data(), out, in));
+  for (Kernel kernel : supported_kernels()) {
+    const std::vector<float> y = run(kernel, x, 1, packed, nullptr, 1);
+    EXPECT_EQ(y[0], static_cast<float>(int64_t{127} * 127 * in)) << detail::kernel_label(kernel);
+    EXPECT_EQ(y[1], -static_cast<float>(int64_t{127} * 127 * in)) << detail::kernel_label(kernel);
+  }
+}
 
 // Integer inputs whose rows reach ±127 have scale 1, so y must be the exact integer product.
 TEST(Int8Linear, UnitScalesGiveTheExactIntegerProductOnEveryKernel) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "nmt/quant/int8_kernels.h"
+#include "nmt/util/error.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -23,6 +24,26 @@ using detail::Kernel;
 using detail::round_to_int8;
 
 int64_t round_up(int64_t n, int64_t multiple) { return (n + multiple - 1) / multiple * multiple; }
+
+// The int32 accumulators wrap (vpdpbusd, vpaddd), so only the final Σ x·w must fit:
+// 127 · 127 · in_features < 2^31.
+constexpr int64_t kMaxInFeatures = (int64_t{1} << 31) / (127 * 127);
+
+// A QuantizedWeight may come from a file: its sizes and values are checked before packing
+// (-128 would break the symmetric range the AVX2 kernel's sign trick relies on).
+void check_quantized(const QuantizedWeight& w) {
+  if (w.out_features < 0 || w.in_features < 0 || w.in_features > kMaxInFeatures)
+    throw RuntimeError("int8 weight of " + std::to_string(w.out_features) + " x " +
+                       std::to_string(w.in_features) + ": in_features must be in [0, " +
+                       std::to_string(kMaxInFeatures) + "]");
+  if (w.values.size() != static_cast<size_t>(w.out_features * w.in_features) ||
+      w.scales.size() != static_cast<size_t>(w.out_features))
+    throw RuntimeError("int8 weight of " + std::to_string(w.out_features) + " x " +
+                       std::to_string(w.in_features) + " has " + std::to_string(w.values.size()) +
+                       " values and " + std::to_string(w.scales.size()) + " scales");
+  if (std::find(w.values.begin(), w.values.end(), int8_t{-128}) != w.values.end())
+    throw RuntimeError("int8 weight holds -128: values must be in [-127, 127]");
+}
 
 }  // namespace
 
@@ -46,6 +67,7 @@ QuantizedWeight quantize_weight(const float* weight, int64_t out_features, int64
 
 PackedWeight::PackedWeight(const QuantizedWeight& weight)
     : out_features_(weight.out_features), in_features_(weight.in_features) {
+  check_quantized(weight);
   const int64_t blocks = round_up(out_features_, kBlockColumns) / kBlockColumns;
   const int64_t groups = round_up(in_features_, kGroupInputs) / kGroupInputs;
   packed_.assign(static_cast<size_t>(blocks * groups), detail::PackedGroup{});
@@ -61,7 +83,8 @@ PackedWeight::PackedWeight(const QuantizedWeight& weight)
       sum += row[i];
     }
     scales_[o] = weight.scales[o];
-    compensation_[o] = -128 * sum;
+    // Wraps like the accumulators it starts (in_features near the limit passes -2^31).
+    compensation_[o] = static_cast<int32_t>(static_cast<uint32_t>(-128 * int64_t{sum}));
   }
 }
 
@@ -186,9 +209,13 @@ GemmFunction gemm_function(Kernel kernel) {
 // Column blocks a kernel's micro-tile spans: thread boundaries fall on whole tiles.
 int64_t blocks_per_tile(Kernel kernel) { return kernel == Kernel::avx512_vnni ? 4 : 1; }
 
-// Below this many multiply-adds per thread a second thread costs more than it saves: starting
-// and joining a std::thread costs ~TODO µs here, while the AVX-512 kernel does ~TODO MACs/µs.
-constexpr int64_t kMinMacsPerThread = int64_t{1} << 22;
+// A helper std::thread costs ~16 µs to start and join here (best of 2000; 70-110 µs on average
+// with the 2 cores shared), while one core does 150-300 GMAC/s, so a thread pays only for
+// ≥ 2^23 multiply-adds (~30-50 µs) of its own. Of a decoding step's products (rows ≈ 5 for a beam
+// of 5) that is only the vocabulary projection (5 × 512 × 8000 = 20M); a per-layer product
+// (5 × 512 × 2048 = 5M) runs on the caller's thread alone. Threads are started per call rather
+// than kept in a pool: nothing then spins or sleeps between calls on a shared machine.
+constexpr int64_t kMinMacsPerThread = int64_t{1} << 23;
 
 // Splits the column tiles over `threads` threads (the caller's thread takes the first share):
 // each thread then streams its own slice of the weight once, whatever the rows.

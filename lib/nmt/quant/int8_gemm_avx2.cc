@@ -80,6 +80,7 @@ __attribute__((always_inline)) NMT_TARGET_AVX2 inline void store_block_avx2(
   }
   const __m256 xs = _mm256_set1_ps(x_scale);
   const __m256i halves[2] = {low, high};
+  NMT_UNROLL
   for (int h = 0; h < 2; ++h) {
     const __m256 ws = _mm256_loadu_ps(op.w_scales + column + 8 * h);
     const __m256 bias = op.bias ? _mm256_loadu_ps(op.bias + column + 8 * h) : _mm256_setzero_ps();
@@ -96,6 +97,7 @@ __attribute__((always_inline)) NMT_TARGET_AVX2 inline void store_block_avx2(
 template <int Rows>
 NMT_TARGET_AVX2 void tile_avx2(const Operands& op, int64_t row0, int64_t block) {
   __m256i acc[Rows][2];
+  NMT_UNROLL
   for (int r = 0; r < Rows; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_si256();
   const PackedGroup* w = op.w + block * op.groups;
   const uint8_t* x = op.x + row0 * op.x_stride;
@@ -103,6 +105,7 @@ NMT_TARGET_AVX2 void tile_avx2(const Operands& op, int64_t row0, int64_t block) 
   for (int64_t g = 0; g < op.groups; ++g) {
     const __m256i w0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(w[g].values));
     const __m256i w1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(w[g].values + 32));
+    NMT_UNROLL
     for (int r = 0; r < Rows; ++r) {
       const __m256i xb = _mm256_set1_epi32(load_group(x + r * op.x_stride + g * kGroupInputs));
       const __m256i xa = _mm256_abs_epi8(xb);
@@ -112,6 +115,7 @@ NMT_TARGET_AVX2 void tile_avx2(const Operands& op, int64_t row0, int64_t block) 
       acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(p1, ones));
     }
   }
+  NMT_UNROLL
   for (int r = 0; r < Rows; ++r) store_block_avx2(op, row0 + r, block, acc[r][0], acc[r][1]);
 }
 
@@ -123,18 +127,21 @@ NMT_TARGET_AVX_VNNI void tile_avx_vnni(const Operands& op, int64_t row0, int64_t
   const __m256i c0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(compensation));
   const __m256i c1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(compensation + 8));
   __m256i acc[Rows][2];
+  NMT_UNROLL
   for (int r = 0; r < Rows; ++r) acc[r][0] = c0, acc[r][1] = c1;
   const PackedGroup* w = op.w + block * op.groups;
   const uint8_t* x = op.x + row0 * op.x_stride;
   for (int64_t g = 0; g < op.groups; ++g) {
     const __m256i w0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(w[g].values));
     const __m256i w1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(w[g].values + 32));
+    NMT_UNROLL
     for (int r = 0; r < Rows; ++r) {
       const __m256i xb = _mm256_set1_epi32(load_group(x + r * op.x_stride + g * kGroupInputs));
       acc[r][0] = _mm256_dpbusd_avx_epi32(acc[r][0], xb, w0);
       acc[r][1] = _mm256_dpbusd_avx_epi32(acc[r][1], xb, w1);
     }
   }
+  NMT_UNROLL
   for (int r = 0; r < Rows; ++r) store_block_avx2(op, row0 + r, block, acc[r][0], acc[r][1]);
 }
 

@@ -4,6 +4,9 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 
+#include <array>
+#include <utility>
+
 #include "nmt/quant/int8_kernels.h"
 
 // GCC 12's _mm512_cvtepi32_ps passes _mm512_undefined_ps() and warns about it at every call
@@ -23,27 +26,34 @@ template <int Rows, int Blocks>
 NMT_TARGET_AVX512_VNNI void tile_avx512(const Operands& op, int64_t row0, int64_t block0) {
   __m512i acc[Rows][Blocks];
   const PackedGroup* w[Blocks];
+  NMT_UNROLL
   for (int v = 0; v < Blocks; ++v) {
     const __m512i start = _mm512_loadu_si512(op.compensation + (block0 + v) * kBlockColumns);
+    NMT_UNROLL
     for (int r = 0; r < Rows; ++r) acc[r][v] = start;
     w[v] = op.w + (block0 + v) * op.groups;
   }
   const uint8_t* x = op.x + row0 * op.x_stride;
   for (int64_t g = 0; g < op.groups; ++g) {
     __m512i wv[Blocks];
+    NMT_UNROLL
     for (int v = 0; v < Blocks; ++v) wv[v] = _mm512_load_si512(w[v][g].values);
+    NMT_UNROLL
     for (int r = 0; r < Rows; ++r) {
       const __m512i xb = _mm512_set1_epi32(load_group(x + r * op.x_stride + g * kGroupInputs));
+      NMT_UNROLL
       for (int v = 0; v < Blocks; ++v) acc[r][v] = _mm512_dpbusd_epi32(acc[r][v], xb, wv[v]);
     }
   }
   // The epilogue, in dequantise()'s order; the masks cover a partial last block.
+  NMT_UNROLL
   for (int v = 0; v < Blocks; ++v) {
     const int64_t column = (block0 + v) * kBlockColumns;
     const int64_t width = std::min(kBlockColumns, op.out - column);
     const __mmask16 mask = static_cast<__mmask16>((1u << width) - 1);
     const __m512 ws = _mm512_loadu_ps(op.w_scales + column);
     const __m512 bias = op.bias ? _mm512_maskz_loadu_ps(mask, op.bias + column) : _mm512_setzero_ps();
+    NMT_UNROLL
     for (int r = 0; r < Rows; ++r) {
       const __m512 xs = _mm512_set1_ps(op.x_scales[row0 + r]);
       const __m512 product = _mm512_mul_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc[r][v]), xs), ws);
@@ -55,18 +65,22 @@ NMT_TARGET_AVX512_VNNI void tile_avx512(const Operands& op, int64_t row0, int64_
 using Tile = void (*)(const Operands&, int64_t, int64_t);
 constexpr int kTileRows = 6, kTileBlocks = 4;
 
+// kTiles[r - 1][b - 1] = tile_avx512<r, b>: the edges of the matrix get smaller tiles.
+template <int Rows, size_t... Blocks>
+constexpr std::array<Tile, kTileBlocks> tiles_of_rows(std::index_sequence<Blocks...>) {
+  return {tile_avx512<Rows, int{Blocks} + 1>...};
+}
+template <size_t... Rows>
+constexpr std::array<std::array<Tile, kTileBlocks>, kTileRows> tile_table(std::index_sequence<Rows...>) {
+  return {tiles_of_rows<int{Rows} + 1>(std::make_index_sequence<kTileBlocks>())...};
+}
+constexpr auto kTiles = tile_table(std::make_index_sequence<kTileRows>());
+
 }  // namespace
 
 // A panel of 64 columns (its weights: 32 KiB at in_features 512, 128 KiB at 2048, held in L1/L2)
 // against every row in turn, so the weight matrix is read from memory once per call.
 void gemm_avx512_vnni(const Operands& op, int64_t block_begin, int64_t block_end) {
-  static constexpr Tile kTiles[kTileRows][kTileBlocks] = {
-      {tile_avx512<1, 1>, tile_avx512<1, 2>, tile_avx512<1, 3>, tile_avx512<1, 4>},
-      {tile_avx512<2, 1>, tile_avx512<2, 2>, tile_avx512<2, 3>, tile_avx512<2, 4>},
-      {tile_avx512<3, 1>, tile_avx512<3, 2>, tile_avx512<3, 3>, tile_avx512<3, 4>},
-      {tile_avx512<4, 1>, tile_avx512<4, 2>, tile_avx512<4, 3>, tile_avx512<4, 4>},
-      {tile_avx512<5, 1>, tile_avx512<5, 2>, tile_avx512<5, 3>, tile_avx512<5, 4>},
-      {tile_avx512<6, 1>, tile_avx512<6, 2>, tile_avx512<6, 3>, tile_avx512<6, 4>}};
   for (int64_t b = block_begin; b < block_end; b += kTileBlocks) {
     const int64_t blocks = std::min<int64_t>(kTileBlocks, block_end - b);
     for (int64_t m = 0; m < op.rows; m += kTileRows)
