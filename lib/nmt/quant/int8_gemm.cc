@@ -207,7 +207,7 @@ GemmFunction gemm_function(Kernel kernel) {
 }
 
 // Column blocks a kernel's micro-tile spans: thread boundaries fall on whole tiles.
-int64_t blocks_per_tile(Kernel kernel) { return kernel == Kernel::avx512_vnni ? 4 : 1; }
+int64_t blocks_per_tile(Kernel kernel) { return kernel == Kernel::avx512_vnni ? detail::kAvx512TileBlocks : 1; }
 
 // A helper std::thread costs ~16 µs to start and join here (best of 2000; 70-110 µs on average
 // with the 2 cores shared), while one core does 150-300 GMAC/s, so a thread pays only for
