@@ -22,8 +22,7 @@ namespace {
 using detail::Kernel;
 using nmt::RuntimeError;
 
-constexpr Kernel kAllKernels[] = {Kernel::portable, Kernel::avx2, Kernel::avx_vnni,
-                                  Kernel::avx512_vnni};
+constexpr Kernel kAllKernels[] = {Kernel::portable, Kernel::avx2, Kernel::avx_vnni, Kernel::avx512_vnni};
 
 std::vector<Kernel> supported_kernels() {
   std::vector<Kernel> kernels;
@@ -41,8 +40,8 @@ std::vector<float> gaussian(size_t n, uint32_t seed, float stddev = 1.0f) {
 }
 
 // y from a given kernel, starting from a sentinel so unwritten outputs show.
-std::vector<float> run(Kernel kernel, const std::vector<float>& x, int64_t rows,
-                       const PackedWeight& w, const float* bias, int threads) {
+std::vector<float> run(Kernel kernel, const std::vector<float>& x, int64_t rows, const PackedWeight& w,
+                       const float* bias, int threads) {
   std::vector<float> y(static_cast<size_t>(rows * w.out_features()), -12345.0f);
   detail::linear_with(kernel, x.data(), rows, w, bias, y.data(), threads);
   return y;
@@ -206,8 +205,8 @@ TEST(Int8Linear, EveryKernelMatchesThePortableOneBitForBit) {
           for (Kernel kernel : kernels)
             for (int threads : {1, 2})
               ASSERT_TRUE(bitwise_equal(run(kernel, x, rows, packed, b, threads), reference))
-                  << detail::kernel_label(kernel) << " rows " << rows << " in " << in << " out "
-                  << out << (b ? " with" : " without") << " bias, threads " << threads;
+                  << detail::kernel_label(kernel) << " rows " << rows << " in " << in << " out " << out
+                  << (b ? " with" : " without") << " bias, threads " << threads;
         }
       }
     }
@@ -244,8 +243,7 @@ TEST(Int8Linear, ZeroActivationsOrWeightsGiveTheBias) {
     for (const auto& [xs, packed] : {std::pair{&zeros_x, &weight}, std::pair{&x, &zero_weight}}) {
       const std::vector<float> y = run(kernel, *xs, rows, *packed, bias.data(), 1);
       for (int64_t m = 0; m < rows; ++m)
-        for (int64_t o = 0; o < out; ++o)
-          ASSERT_EQ(y[m * out + o], bias[o]) << detail::kernel_label(kernel);
+        for (int64_t o = 0; o < out; ++o) ASSERT_EQ(y[m * out + o], bias[o]) << detail::kernel_label(kernel);
     }
 }
 
@@ -268,8 +266,7 @@ TEST(Int8Linear, ARowOfDenormalsGivesTheBiasOnEveryKernel) {
   const std::vector<float> bias = gaussian(out, 14);
   const PackedWeight packed(quantize_weight(w.data(), out, in));
   for (Kernel kernel : supported_kernels())
-    EXPECT_TRUE(bitwise_equal(run(kernel, x, 1, packed, bias.data(), 1), bias))
-        << detail::kernel_label(kernel);
+    EXPECT_TRUE(bitwise_equal(run(kernel, x, 1, packed, bias.data(), 1), bias)) << detail::kernel_label(kernel);
 }
 
 // On x86, the kernel chosen follows the CPU flags Linux reports, read independently of cpuid.
@@ -287,9 +284,9 @@ TEST(Int8Linear, KernelNameFollowsTheCpuFlags) {
   if (flags.empty()) GTEST_SKIP() << "no x86 flags in /proc/cpuinfo";
   auto has = [&](const char* flag) { return flags.find(std::string(" ") + flag + " ") != std::string::npos; };
   const std::string expected = has("avx512_vnni") && has("avx512bw") ? "avx512-vnni"
-                               : has("avx_vnni")                      ? "avx-vnni"
-                               : has("avx2")                          ? "avx2"
-                                                                      : "portable";
+                               : has("avx_vnni")                     ? "avx-vnni"
+                               : has("avx2")                         ? "avx2"
+                                                                     : "portable";
   EXPECT_EQ(kernel_name(), expected);
   EXPECT_TRUE(detail::kernel_supported(detail::best_kernel()));
 }

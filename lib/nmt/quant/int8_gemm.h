@@ -46,8 +46,8 @@ class PackedWeight {
   // Blocks of 16 output channels (the last padded with zero channels), each in_features / 4
   // groups long (rounded up, padded with zero inputs): the layout every kernel reads.
   std::vector<detail::PackedGroup> packed_;
-  std::vector<float> scales_;         // [out_features rounded up to 16], padding 0
-  std::vector<int32_t> compensation_; // -128 Σ_i values[o][i]: undoes the unsigned-activation offset
+  std::vector<float> scales_;          // [out_features rounded up to 16], padding 0
+  std::vector<int32_t> compensation_;  // -128 Σ_i values[o][i]: undoes the unsigned-activation offset
 };
 
 // y[m][o] = Σ_i x[m][i] · weight[o][i] + bias[o] (bias may be null), x row-major [rows][in],

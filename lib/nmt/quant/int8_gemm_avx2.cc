@@ -42,8 +42,8 @@ NMT_TARGET_AVX2 __m256i quantise32_avx2(const float* x, __m256 inverse) {
 
 }  // namespace
 
-NMT_TARGET_AVX2 void quantize_rows_avx2(const float* x, int64_t rows, int64_t in, int64_t stride,
-                                        bool offset, uint8_t* out, float* scales) {
+NMT_TARGET_AVX2 void quantize_rows_avx2(const float* x, int64_t rows, int64_t in, int64_t stride, bool offset,
+                                        uint8_t* out, float* scales) {
   const uint8_t bias = offset ? 128 : 0;
   const __m256i bias32 = _mm256_set1_epi8(static_cast<char>(bias));
   for (int64_t m = 0; m < rows; ++m) {
@@ -64,8 +64,8 @@ NMT_TARGET_AVX2 void quantize_rows_avx2(const float* x, int64_t rows, int64_t in
 namespace {
 
 // The epilogue of one 16-column block of one row, in dequantise()'s order.
-__attribute__((always_inline)) NMT_TARGET_AVX2 inline void store_block_avx2(
-    const Operands& op, int64_t row, int64_t block, __m256i low, __m256i high) {
+__attribute__((always_inline)) NMT_TARGET_AVX2 inline void store_block_avx2(const Operands& op, int64_t row,
+                                                                            int64_t block, __m256i low, __m256i high) {
   const int64_t column = block * kBlockColumns;
   const float x_scale = op.x_scales[row];
   float* y = op.y + row * op.out + column;
@@ -74,8 +74,7 @@ __attribute__((always_inline)) NMT_TARGET_AVX2 inline void store_block_avx2(
     _mm256_store_si256(reinterpret_cast<__m256i*>(acc), low);
     _mm256_store_si256(reinterpret_cast<__m256i*>(acc + 8), high);
     for (int64_t c = 0; c < op.out - column; ++c)
-      y[c] = dequantise(acc[c], x_scale, op.w_scales[column + c],
-                        op.bias ? op.bias[column + c] : 0.0f);
+      y[c] = dequantise(acc[c], x_scale, op.w_scales[column + c], op.bias ? op.bias[column + c] : 0.0f);
     return;
   }
   const __m256 xs = _mm256_set1_ps(x_scale);
@@ -149,11 +148,9 @@ using Tile = void (*)(const Operands&, int64_t, int64_t);
 
 // Each 16-column block (its weights, ≤ 32 KiB up to in_features 2048, stay in L1) against every
 // row in turn, so the weight matrix is read from memory once per call.
-void run_tiles(const Operands& op, int64_t block_begin, int64_t block_end, const Tile* tiles,
-               int64_t tile_rows) {
+void run_tiles(const Operands& op, int64_t block_begin, int64_t block_end, const Tile* tiles, int64_t tile_rows) {
   for (int64_t b = block_begin; b < block_end; ++b)
-    for (int64_t m = 0; m < op.rows; m += tile_rows)
-      tiles[std::min(tile_rows, op.rows - m) - 1](op, m, b);
+    for (int64_t m = 0; m < op.rows; m += tile_rows) tiles[std::min(tile_rows, op.rows - m) - 1](op, m, b);
 }
 
 }  // namespace

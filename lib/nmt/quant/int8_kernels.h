@@ -33,12 +33,12 @@ bool kernel_supported(Kernel kernel);     // by this CPU and this build
 Kernel best_kernel();                     // the fastest supported, chosen once
 
 // linear() on a given kernel (which must be supported): lets tests run every kernel here.
-void linear_with(Kernel kernel, const float* x, int64_t rows, const PackedWeight& weight,
-                 const float* bias, float* y, int threads);
+void linear_with(Kernel kernel, const float* x, int64_t rows, const PackedWeight& weight, const float* bias, float* y,
+                 int threads);
 
 // What a kernel computes on: quantised activations and the packed weight.
 struct Operands {
-  const uint8_t* x = nullptr;  // [rows][x_stride]: int8, or int8 + 128 for the VNNI kernels
+  const uint8_t* x = nullptr;       // [rows][x_stride]: int8, or int8 + 128 for the VNNI kernels
   const float* x_scales = nullptr;  // [rows]
   int64_t rows = 0, x_stride = 0;   // x_stride = groups * 4
   const PackedGroup* w = nullptr;   // [blocks][groups]
@@ -67,10 +67,10 @@ inline constexpr float kSmallestQuantisedRowMax = 1e-30f;
 // Quantises x [rows][in] into out [rows][stride] (stride ≥ in, padded with quantised zeros)
 // with q = round_half_even(x · (127 / max_abs)) clamped to [-127, 127], plus 128 when
 // `offset`, and scales[m] = max_abs / 127. The AVX2 version gives the same bytes.
-void quantize_rows_portable(const float* x, int64_t rows, int64_t in, int64_t stride, bool offset,
-                            uint8_t* out, float* scales);
-void quantize_rows_avx2(const float* x, int64_t rows, int64_t in, int64_t stride, bool offset,
-                        uint8_t* out, float* scales);
+void quantize_rows_portable(const float* x, int64_t rows, int64_t in, int64_t stride, bool offset, uint8_t* out,
+                            float* scales);
+void quantize_rows_avx2(const float* x, int64_t rows, int64_t in, int64_t stride, bool offset, uint8_t* out,
+                        float* scales);
 
 // Round half to even (the default rounding mode, as cvtps2dq), clamped to [-127, 127].
 inline int8_t round_to_int8(float v) {
