@@ -141,6 +141,22 @@ TEST(Int8Linear, UnitScalesGiveTheExactIntegerProductOnEveryKernel) {
   }
 }
 
+// Activations are rounded half to even, in the SIMD quantiser (values 0-31) as in its scalar
+// tail (32-39): with unit scales and an identity weight of 127s, y[o] = 127 · round(x[o]).
+TEST(Int8Linear, ActivationsRoundHalfToEvenOnEveryKernel) {
+  const int64_t in = 40;
+  std::vector<float> x(in), w(in * in, 0.0f);
+  for (int64_t i = 0; i < in; ++i) x[i] = (i % 2 ? -1.0f : 1.0f) * (static_cast<float>(i % 8) + 0.5f);
+  x[7] = 127.0f;  // the row's scale: 1
+  for (int64_t o = 0; o < in; ++o) w[o * in + o] = 127.0f;
+  const PackedWeight packed(quantize_weight(w.data(), in, in));
+  for (Kernel kernel : supported_kernels()) {
+    const std::vector<float> y = run(kernel, x, 1, packed, nullptr, 1);
+    for (int64_t o = 0; o < in; ++o)
+      ASSERT_EQ(y[o], 127.0f * std::nearbyint(x[o])) << detail::kernel_label(kernel) << " x = " << x[o];
+  }
+}
+
 // The largest magnitudes: 255 · 127 per product on the VNNI kernels, and the AVX2 kernel's int16
 // pair sums at their limit (2 · 127 · 127) — a saturating scheme would fail here.
 TEST(Int8Linear, ExtremeValuesDoNotSaturateOnAnyKernel) {
