@@ -23,7 +23,7 @@ namespace {
 // Rows × (Blocks · 16) int32 accumulators, 5 × 48 for the inner tiles: per 4 inputs, 3 weight
 // loads, 5 broadcasts and 15 vpdpbusd. Larger tiles would fit the 32 zmm registers, but GCC 12
 // spills them: 6 × 64 (24 accumulators) stored 19 registers to the stack on every iteration and
-// ran at 245-290 GFLOP/s-equivalent where 5 × 48 runs at 430-620 on one Zen 5 core (in 512,
+// ran at 245-290 GFLOP/s-equivalent where 5 × 48 runs at 430-710 on one Zen 5 core (in 512,
 // rows 6-320, out 512-8000; 6 × 32 and 4 × 48, also spill-free, came within 10-20 %).
 template <int Rows, int Blocks>
 NMT_TARGET_AVX512_VNNI void tile_avx512(const Operands& op, int64_t row0, int64_t block0) {
