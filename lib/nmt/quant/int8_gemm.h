@@ -32,8 +32,8 @@ struct QuantizedWeight {
 // Quantises a row-major fp32 weight [out][in] (the layout of torch::nn::Linear's weight).
 QuantizedWeight quantize_weight(const float* weight, int64_t out_features, int64_t in_features);
 
-// The weight rearranged for the kernel chosen on this CPU (packing is private to the kernel, so
-// files store QuantizedWeight and pack at load).
+// The weight rearranged for the kernels (one layout serves them all; it is private, so files
+// store QuantizedWeight and pack at load). Throws RuntimeError on a malformed QuantizedWeight.
 class PackedWeight {
  public:
   explicit PackedWeight(const QuantizedWeight& weight);
