@@ -24,9 +24,10 @@ void add_quantize_command(CLI::App& app) {
     const auto s = models::quantize_model_dir(*dir, *out, *force);
     if (!*quiet)
       std::fprintf(stderr,
-                   "quantized %lld Linear layers (%.2f M int8 weights, %.2f M fp32 values kept) into %s in %.2fs; "
+                   "quantized %lld Linear layers (%lld int8 weights, %lld fp32 values kept) into %s in %.2fs; "
                    "int8 kernel on this CPU: %s\n",
-                   static_cast<long long>(s.linears), s.int8_weights / 1e6, s.fp32_weights / 1e6, out->c_str(),
+                   static_cast<long long>(s.linears), static_cast<long long>(s.int8_weights),
+                   static_cast<long long>(s.fp32_weights), out->c_str(),
                    s.seconds, quant::kernel_name().c_str());
   });
 }

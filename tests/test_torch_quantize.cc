@@ -227,27 +227,51 @@ TEST_F(QuantizeCli, WritesAModelDirectoryMarkedInt8) {
     EXPECT_EQ(entry.path().filename().string().find(".int8.tmp"), std::string::npos) << entry.path();
 }
 
-// The int8 model translates its training sentences as the fp32 model does, and agrees with it
-// on at least 90% of a few dozen lines (greedy and beam search).
-TEST_F(QuantizeCli, Int8ModelTranslatesLikeFp32) {
+// The int8 model translates the sentences the model has learnt exactly as the fp32 model does,
+// with greedy and beam search, and scores them at 100 BLEU.
+TEST_F(QuantizeCli, Int8ModelTranslatesLearntSentencesLikeFp32) {
   for (const std::string search : {"", " --beam 5"}) {
-    auto a = run_command(translate("-m " + fp32() + search + " --input " + inputs_file()));
-    auto b = run_command(translate("-m " + int8() + search + " --input " + inputs_file()));
+    auto a = run_command(translate("-m " + fp32() + search + " --input " + fixture("tiny.en")));
+    auto b = run_command(translate("-m " + int8() + search + " --input " + fixture("tiny.en")));
     ASSERT_EQ(a.exit_code, 0) << a.err;
     ASSERT_EQ(b.exit_code, 0) << b.err;
-    const auto fp32_lines = lines(a.out), int8_lines = lines(b.out);
-    ASSERT_EQ(fp32_lines.size(), 32u);
-    ASSERT_EQ(int8_lines.size(), 32u);
-    size_t same = 0;
-    for (size_t i = 0; i < 32; ++i) same += fp32_lines[i] == int8_lines[i];
-    EXPECT_GE(same, 29u) << search;  // ≥ 90%
+    EXPECT_EQ(b.out, a.out) << search;
+    EXPECT_EQ(b.out, slurp(fixture("tiny.fr"))) << search;
   }
   auto e = run_command(nmt_binary() + " eval --threads 1 --no-record -m " + int8() + " --src " + fixture("tiny.en") +
                        " --ref " + fixture("tiny.fr") + " --json");
   ASSERT_EQ(e.exit_code, 0) << e.err;
   EXPECT_GT(nlohmann::json::parse(e.out)["bleu"]["score"].get<double>(), 99.99);
-  auto t = run_command(translate("-m " + int8() + " --input " + fixture("tiny.en")));
-  EXPECT_EQ(t.out, slurp(fixture("tiny.fr")));
+}
+
+// Along the fp32 model's own greedy translations of 32 lines (24 of them variants the model never
+// saw, where it babbles and a whole line hangs on near-ties), the int8 model predicts the same
+// next token at least 95% of the time. Teacher-forced, so one early difference is one
+// disagreement, not a different rest of the line.
+TEST_F(QuantizeCli, Int8PredictsTheNextTokensFp32Predicts) {
+  auto reference = nmt::models::load_model(fp32());
+  auto quantized = nmt::models::load_model(int8());
+  ASSERT_EQ(quantized.quantization, "int8");
+  torch::InferenceMode inference;
+  size_t same = 0, total = 0;
+  for (const auto& line : lines(slurp(inputs_file()))) {
+    auto ids = reference.subwords.encode(line);
+    ids.push_back(static_cast<int>(nmt::models::kEosId));
+    auto src = torch::tensor(std::vector<int64_t>(ids.begin(), ids.end()), torch::kLong).unsqueeze(0);
+    auto mask = src.ne(nmt::models::kPadId);
+    auto a = reference.model->start(reference.model->encode(src, mask), mask);
+    auto b = quantized.model->start(quantized.model->encode(src, mask), mask);
+    int64_t token = nmt::models::kBosId;
+    for (int t = 0; t < 60 && (t == 0 || token != nmt::models::kEosId); ++t) {
+      const auto previous = torch::tensor({token}, torch::kLong);
+      token = reference.model->step(previous, a).argmax(-1).item<int64_t>();
+      same += quantized.model->step(previous, b).argmax(-1).item<int64_t>() == token;
+      ++total;
+    }
+  }
+  EXPECT_GT(total, 32u * 5);
+  EXPECT_GE(same * 100, total * 95) << same << " of " << total;
+  RecordProperty("next_token_agreement", std::to_string(same) + " of " + std::to_string(total));
 }
 
 // `translate --int8` quantises on load exactly as `nmt quantize` does.
