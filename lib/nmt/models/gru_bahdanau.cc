@@ -21,7 +21,7 @@ AdditiveAttentionImpl::AdditiveAttentionImpl(AdditiveAttentionOptions options_) 
   const int64_t h = options.hidden_size();
   w_q_ = register_module("w_q", QuantizableLinear(torch::nn::LinearOptions(options.query_size(), h).bias(false)));
   w_k_ = register_module("w_k", QuantizableLinear(torch::nn::LinearOptions(options.key_size(), h).bias(false)));
-  v_ = register_module("v", QuantizableLinear(torch::nn::LinearOptions(h, 1).bias(false)));
+  v_ = register_module("v", torch::nn::Linear(torch::nn::LinearOptions(h, 1).bias(false)));
   init_linear(w_q_);
   init_linear(w_k_);
   init_linear(v_);

@@ -55,7 +55,10 @@ class AdditiveAttentionImpl : public torch::nn::Module {
   static torch::Tensor additive_mask(const torch::Tensor& src_mask);
 
  private:
-  QuantizableLinear w_q_{nullptr}, w_k_{nullptr}, v_{nullptr};
+  QuantizableLinear w_q_{nullptr}, w_k_{nullptr};
+  // Stays fp32 under int8 decoding: a [h → 1] product per (row, source position), where
+  // quantising each activation row would cost as much as the product itself.
+  torch::nn::Linear v_{nullptr};
   torch::nn::Dropout dropout_{nullptr};
 };
 TORCH_MODULE(AdditiveAttention);
