@@ -276,6 +276,27 @@ TEST_F(QuantizeCli, Int8PredictsTheNextTokensFp32Predicts) {
   RecordProperty("next_token_agreement", std::to_string(same) + " of " + std::to_string(total));
 }
 
+// The GRU model too (its cells stay fp32): `nmt quantize` of a tiny trained GRU translates the
+// learnt sentences as the fp32 model does.
+TEST(QuantizeGruCli, Int8GruTranslatesLearntSentencesLikeFp32) {
+  nmt::test::TempDir dir;
+  auto r = run_command(nmt_binary() + " train --preset gru-tiny --train " + fixture("tiny") + " --valid " +
+                       fixture("tiny") + " --out " + dir.file("fp32") +
+                       " --max-steps 300 --valid-every 300 --seed 3 --threads 1 -q");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto q = run_command(nmt_binary() + " quantize -q " + dir.file("fp32") + " -o " + dir.file("int8"));
+  ASSERT_EQ(q.exit_code, 0) << q.err;
+  for (const std::string search : {"", " --beam 5"}) {
+    auto a = run_command(nmt_binary() + " translate --threads 1 -m " + dir.file("fp32") + search + " --input " +
+                         fixture("tiny.en"));
+    auto b = run_command(nmt_binary() + " translate --threads 1 -m " + dir.file("int8") + search + " --input " +
+                         fixture("tiny.en"));
+    ASSERT_EQ(a.exit_code, 0) << a.err;
+    ASSERT_EQ(b.exit_code, 0) << b.err;
+    EXPECT_EQ(b.out, a.out) << search;
+  }
+}
+
 // `translate --int8` quantises on load exactly as `nmt quantize` does.
 TEST_F(QuantizeCli, Int8OnLoadTranslatesLikeTheInt8Directory) {
   auto a = run_command(translate("--int8 -m " + fp32() + " --beam 3 --nbest 3 --input " + inputs_file()));
