@@ -11,7 +11,8 @@ namespace nmt::cli {
 
 void add_quantize_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
-      "quantize", "Write an int8 copy of a model directory (Linear weights int8 per output channel) for faster decoding");
+      "quantize",
+      "Write an int8 copy of a model directory (Linear weights int8 per output channel) for faster decoding");
   auto dir = std::make_shared<std::string>();
   auto out = std::make_shared<std::string>();
   auto force = std::make_shared<bool>(false);
@@ -27,8 +28,7 @@ void add_quantize_command(CLI::App& app) {
                    "quantized %lld Linear layers (%lld int8 weights, %lld fp32 values kept) into %s in %.2fs; "
                    "int8 kernel on this CPU: %s\n",
                    static_cast<long long>(s.linears), static_cast<long long>(s.int8_weights),
-                   static_cast<long long>(s.fp32_weights), out->c_str(),
-                   s.seconds, quant::kernel_name().c_str());
+                   static_cast<long long>(s.fp32_weights), out->c_str(), s.seconds, quant::kernel_name().c_str());
   });
 }
 

@@ -58,15 +58,15 @@ TEST(QuantizableLinear, Int8OutputIsWithinTheRoundingBoundOfFp32) {
   const int64_t in = 96, out = 40;
   nmt::models::QuantizableLinear linear(in, out);
   auto x = torch::randn({2, 9, in});
-  x[0][3].mul_(20);  // one row with outliers: per-row scales keep the others precise
+  x[0][3].mul_(20);            // one row with outliers: per-row scales keep the others precise
   torch::NoGradGuard no_grad;  // as in decoding
   const auto fp32 = linear(x);
   linear->quantize();
   linear->eval();
   const auto int8 = linear(x);
   ASSERT_EQ(int8.sizes(), fp32.sizes());
-  const auto w = linear->weight;  // now the dequantised weight
-  const auto s_w = std::get<0>(w.abs().max(1)) / 127;                      // [out]
+  const auto w = linear->weight;                                          // now the dequantised weight
+  const auto s_w = std::get<0>(w.abs().max(1)) / 127;                     // [out]
   const auto s_x = std::get<0>(x.abs().max(-1, /*keepdim=*/true)) / 127;  // [2,9,1]
   const auto bound = s_w * x.abs().sum(-1, true) / 2 + s_x * w.abs().sum(1) / 2 + in * s_x * s_w / 4;
   const auto exact = torch::nn::functional::linear(x, w, linear->bias);  // dequantised W, exact x
@@ -178,7 +178,8 @@ class QuantizeCli : public ::testing::Test {
     for (std::string line; std::getline(in, line);) {
       std::string lower = line;
       lower[0] = static_cast<char>(std::tolower(lower[0]));
-      inputs += line + "\n" + lower + "\n" + line.substr(0, line.size() - 1) + "\n" + line.substr(0, line.find(' ', 8)) + "\n";
+      inputs += line + "\n" + lower + "\n" + line.substr(0, line.size() - 1) + "\n" +
+                line.substr(0, line.find(' ', 8)) + "\n";
     }
     nmt::test::write_bytes(inputs_file(), inputs);
   }
@@ -280,9 +281,9 @@ TEST_F(QuantizeCli, Int8PredictsTheNextTokensFp32Predicts) {
 // learnt sentences as the fp32 model does.
 TEST(QuantizeGruCli, Int8GruTranslatesLearntSentencesLikeFp32) {
   nmt::test::TempDir dir;
-  auto r = run_command(nmt_binary() + " train --preset gru-tiny --train " + fixture("tiny") + " --valid " +
-                       fixture("tiny") + " --out " + dir.file("fp32") +
-                       " --max-steps 300 --valid-every 300 --seed 3 --threads 1 -q");
+  auto r =
+      run_command(nmt_binary() + " train --preset gru-tiny --train " + fixture("tiny") + " --valid " + fixture("tiny") +
+                  " --out " + dir.file("fp32") + " --max-steps 300 --valid-every 300 --seed 3 --threads 1 -q");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto q = run_command(nmt_binary() + " quantize -q " + dir.file("fp32") + " -o " + dir.file("int8"));
   ASSERT_EQ(q.exit_code, 0) << q.err;
@@ -393,8 +394,8 @@ TEST_F(QuantizeCli, WhatIsNotAnFp32ModelDirectoryIsRefused) {
 }
 
 TEST_F(QuantizeCli, UsageErrorsExitTwo) {
-  for (const std::string args : {"quantize " + fp32(), "quantize -o " + dir_->file("never"), "quantize " + fp32() +
-                                 " -o " + dir_->file("never") + " --no-such-option"}) {
+  for (const std::string args : {"quantize " + fp32(), "quantize -o " + dir_->file("never"),
+                                 "quantize " + fp32() + " -o " + dir_->file("never") + " --no-such-option"}) {
     auto r = run_command(nmt_binary() + " " + args);
     EXPECT_EQ(r.exit_code, 2) << args;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;

@@ -26,7 +26,9 @@ constexpr const char* kValuesKey = "weight_int8";
 constexpr const char* kScalesKey = "weight_scales";
 
 std::string first_line(const std::string& what) { return what.substr(0, what.find('\n')); }
-std::string join(const std::string& prefix, const std::string& key) { return prefix.empty() ? key : prefix + "." + key; }
+std::string join(const std::string& prefix, const std::string& key) {
+  return prefix.empty() ? key : prefix + "." + key;
+}
 std::string shape(const torch::Tensor& t) { return fmt::format("{}", fmt::join(t.sizes().vec(), "x")); }
 
 // Stored sizes, for `nmt quantize`'s summary.
@@ -49,7 +51,8 @@ void write_module(const torch::nn::Module& module, torch::serialize::OutputArchi
   if (linear && !q) throw RuntimeError(fmt::format("'{}' is not quantised: no int8 weights to write", prefix));
   for (const auto& p : module.named_parameters(/*recurse=*/false)) {
     if (q && p.key() == "weight") {
-      auto values = torch::from_blob(const_cast<int8_t*>(q->values.data()), {q->out_features, q->in_features}, torch::kInt8);
+      auto values =
+          torch::from_blob(const_cast<int8_t*>(q->values.data()), {q->out_features, q->in_features}, torch::kInt8);
       auto scales = torch::from_blob(const_cast<float*>(q->scales.data()), {q->out_features}, torch::kFloat);
       put(kValuesKey, values);
       put(kScalesKey, scales);
@@ -102,20 +105,21 @@ class Int8Reader {
     torch::Tensor t;
     if (!archive.try_read(key, t, is_buffer)) missing(join(prefix, key));
     if (t.sizes().vec() != sizes || t.scalar_type() != type)
-      throw RuntimeError(fmt::format("{}: '{}' is {} {}, expected {} {} (config.json does not match the weights)", path_,
-                                     join(prefix, key), c10::toString(t.scalar_type()), shape(t), c10::toString(type),
-                                     fmt::join(sizes, "x")));
+      throw RuntimeError(fmt::format("{}: '{}' is {} {}, expected {} {} (config.json does not match the weights)",
+                                     path_, join(prefix, key), c10::toString(t.scalar_type()), shape(t),
+                                     c10::toString(type), fmt::join(sizes, "x")));
     hasher_.add(join(prefix, key), t);
     return t;
   }
 
-  void read_quantized(QuantizableLinearImpl& linear, torch::serialize::InputArchive& archive, const std::string& prefix) {
+  void read_quantized(QuantizableLinearImpl& linear, torch::serialize::InputArchive& archive,
+                      const std::string& prefix) {
     const int64_t out = linear.weight.size(0), in = linear.weight.size(1);
     const torch::Tensor values = read(archive, prefix, kValuesKey, {out, in}, torch::kInt8).contiguous();
     const torch::Tensor scales = read(archive, prefix, kScalesKey, {out}, torch::kFloat).contiguous();
     if (!torch::isfinite(scales).all().item<bool>() || !(scales > 0).all().item<bool>())
-      throw RuntimeError(fmt::format("{}: '{}' holds a scale that is not a positive finite number", path_,
-                                     join(prefix, kScalesKey)));
+      throw RuntimeError(
+          fmt::format("{}: '{}' holds a scale that is not a positive finite number", path_, join(prefix, kScalesKey)));
     quant::QuantizedWeight q;
     q.out_features = out;
     q.in_features = in;
@@ -140,8 +144,10 @@ fs::path temporary_beside(const fs::path& target, const std::string& what) {
 // is moved aside first and removed only once the new one is in place.
 void move_into_place(const fs::path& tmp, const fs::path& target, const std::string& what) {
   std::error_code ec;
-  fs::permissions(tmp, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
-                           fs::perms::others_exec, ec);
+  fs::permissions(tmp,
+                  fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
+                      fs::perms::others_exec,
+                  ec);
   fs::path old;
   if (fs::exists(fs::symlink_status(target))) {
     old = temporary_beside(target, what);
@@ -163,8 +169,8 @@ std::string quantization_of(const nlohmann::json& config, const std::string& con
   if (!config.is_object() || !config.contains("quantization")) return "";
   const auto& q = config.at("quantization");
   if (!q.is_string() || q.get<std::string>() != "int8")
-    throw RuntimeError(fmt::format("{}: 'quantization' is {}, expected \"int8\" (or no such key: fp32)", config_path,
-                                   q.dump()));
+    throw RuntimeError(
+        fmt::format("{}: 'quantization' is {}, expected \"int8\" (or no such key: fp32)", config_path, q.dump()));
   return "int8";
 }
 
@@ -242,7 +248,8 @@ QuantizeSummary quantize_model_dir(const std::string& dir, const std::string& ou
 
   const std::string config_path = (fs::path(dir) / kConfigFile).string();
   if (fs::is_directory(dir) && fs::is_regular_file(config_path) &&
-      quantization_of(json_read::parse(read_small_file(config_path, kMaxJsonBytes), config_path), config_path) == "int8")
+      quantization_of(json_read::parse(read_small_file(config_path, kMaxJsonBytes), config_path), config_path) ==
+          "int8")
     throw RuntimeError(fmt::format("{}: already an int8 model (\"quantization\": \"int8\")", config_path));
   LoadedModel m = load_model(dir);
   QuantizeSummary summary;

@@ -47,10 +47,10 @@ void load_int8_weights(Seq2SeqModelImpl& model, const std::string& path);
 bool is_int8_archive(torch::serialize::InputArchive& archive);
 
 struct QuantizeSummary {
-  int64_t linears = 0;          // Linears quantised
-  int64_t int8_weights = 0;     // their weights (int8 values)
-  int64_t fp32_weights = 0;     // every other stored value (fp32)
-  double seconds = 0;           // loading, quantising and writing
+  int64_t linears = 0;       // Linears quantised
+  int64_t int8_weights = 0;  // their weights (int8 values)
+  int64_t fp32_weights = 0;  // every other stored value (fp32)
+  double seconds = 0;        // loading, quantising and writing
 };
 
 // `nmt quantize DIR -o OUT`: writes OUT as an int8 model directory (config.json marked int8,
