@@ -22,6 +22,7 @@
 #include "nmt/decode/translator.h"
 #include "nmt/models/flops.h"
 #include "nmt/models/model_io.h"
+#include "nmt/quant/int8_gemm.h"
 #include "nmt/tensor/batch.h"
 #include "nmt/tensor/device.h"
 #include "nmt/text/subword.h"
@@ -292,7 +293,10 @@ void add_translate(CLI::App& bench) {
       for (const auto& h : hyps) text += nlohmann::json(h.tokens).dump() + "\n";
       write_file_atomic(*dump_hyp_ids, text);
     }
-    std::cout << nlohmann::json{{"impl", "nmt"}, {"model", translator.loaded().model_config.type}, {"batch_size", *batch_size},
+    const std::string weights = translator.loaded().quantization.empty() ? "fp32" : translator.loaded().quantization;
+    std::cout << nlohmann::json{{"impl", "nmt"}, {"model", translator.loaded().model_config.type},
+                                {"weights", weights}, {"int8_kernel", weights == "int8" ? nlohmann::json(quant::kernel_name()) : nlohmann::json()},
+                                {"batch_size", *batch_size},
                                 {"beam", *beam}, {"beam_shrink", *shrink}, {"sentences", lines.size()}, {"seconds", secs},
                                 {"sentences_per_s", lines.size() / secs}, {"target_tokens", stats.target_tokens},
                                 {"target_tokens_per_s", stats.target_tokens / secs}, {"load_seconds", load_secs},

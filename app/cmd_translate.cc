@@ -17,7 +17,9 @@
 #include "search_flags.h"
 #include "nmt/decode/sampling.h"
 #include "nmt/decode/translator.h"
+#include "nmt/models/quantize.h"
 #include "nmt/models/transformer.h"
+#include "nmt/quant/int8_gemm.h"
 #include "nmt/metrics/bleu.h"
 #include "nmt/metrics/chrf.h"
 #include "nmt/tensor/device.h"
@@ -38,6 +40,7 @@ struct DecodeArgs : SearchFlags {
   std::string device;  // empty = CUDA when available, else the CPU
   int64_t batch_size = 64;
   bool quiet = false;
+  bool int8 = false;  // quantise on load (nmt/models/quantize.h)
   std::string sampling;  // empty: no sampling
   decode::SamplingOptions sampling_options;
   bool use_beam() const { return beam.beam > 1 || beam.nbest > 1; }
@@ -85,6 +88,10 @@ decode::Translator load_translator(const DecodeArgs& a) {
   std::vector<models::LoadedModel> models;
   for (const auto& dir : a.model_dirs) {
     models.push_back(models::load_model(dir));
+    if (a.int8 && models.back().quantization.empty()) {
+      models::quantize_model(*models.back().model);
+      models.back().quantization = "int8";
+    }
     models.back().model->to(device);
   }
   return decode::Translator(std::move(models));
@@ -99,6 +106,13 @@ void choose_attention(decode::Translator& translator, int64_t layer, int64_t hea
   }
 }
 
+// ", int8 kernel K" when a model decodes in int8 (K: nmt::quant::kernel_name()), else "".
+std::string int8_note(const decode::Translator& translator) {
+  for (const auto& m : translator.members())
+    if (m.quantization == "int8") return ", int8 kernel " + quant::kernel_name();
+  return "";
+}
+
 void add_decode_options(CLI::App* cmd, DecodeArgs& a) {
   cmd->add_option("-m,--model", a.model_dirs,
                   "Model directory written by nmt train; repeat for an ensemble (the models' log-probabilities "
@@ -109,6 +123,9 @@ void add_decode_options(CLI::App* cmd, DecodeArgs& a) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--threads", a.threads, "LibTorch intra-op threads (0 = default)")->capture_default_str();
   cmd->add_option("--device", a.device, "cpu, cuda or cuda:N (default: CUDA when available, else cpu)");
+  cmd->add_flag("--int8", a.int8,
+                "Quantise fp32 models to int8 on load, as nmt quantize does, and decode with int8 matrix products "
+                "on the CPU (an int8 model directory needs no flag)");
   cmd->add_option("--batch-size", a.batch_size, "Sentences per batch")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_flag("-q,--quiet", a.quiet, "No warnings or progress on stderr (errors still shown)");
   add_search_flags(cmd, a, "Beam size (1 = greedy decoding)");
@@ -500,7 +517,8 @@ void add_eval_command(CLI::App& app) {
     } else {
       std::cout << bleu.text_line() << '\n' << chrf.text_line() << '\n';
       if (!a->quiet)
-        std::fprintf(stderr, "%zu sentences in %.2fs (%.1f sentences/s)\n", lines.size(), secs, lines.size() / std::max(secs, 1e-9));
+        std::fprintf(stderr, "%zu sentences in %.2fs (%.1f sentences/s)%s\n", lines.size(), secs,
+                     lines.size() / std::max(secs, 1e-9), int8_note(translator).c_str());
     }
   });
 }

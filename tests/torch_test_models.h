@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 
 #include "nmt/models/model.h"
+#include "nmt/tensor/batch.h"
 
 namespace nmt::test {
 

@@ -19,8 +19,8 @@ torch::nn::GRUOptions gru_options(int64_t input, int64_t hidden, int64_t layers,
 // ---------------------------------------------------------------------------------------
 AdditiveAttentionImpl::AdditiveAttentionImpl(AdditiveAttentionOptions options_) : options(options_) {
   const int64_t h = options.hidden_size();
-  w_q_ = register_module("w_q", torch::nn::Linear(torch::nn::LinearOptions(options.query_size(), h).bias(false)));
-  w_k_ = register_module("w_k", torch::nn::Linear(torch::nn::LinearOptions(options.key_size(), h).bias(false)));
+  w_q_ = register_module("w_q", QuantizableLinear(torch::nn::LinearOptions(options.query_size(), h).bias(false)));
+  w_k_ = register_module("w_k", QuantizableLinear(torch::nn::LinearOptions(options.key_size(), h).bias(false)));
   v_ = register_module("v", torch::nn::Linear(torch::nn::LinearOptions(h, 1).bias(false)));
   init_linear(w_q_);
   init_linear(w_k_);
@@ -58,7 +58,7 @@ GruEncoderImpl::GruEncoderImpl(GruEncoderOptions options_, torch::nn::Embedding 
   gru_ = register_module("gru", torch::nn::GRU(gru_options(options.embedding(), options.hidden(), options.layers(),
                                                            options.dropout(), options.bidirectional())));
   if (options.bidirectional()) {
-    projection_ = register_module("projection", torch::nn::Linear(2 * options.hidden(), options.hidden()));
+    projection_ = register_module("projection", QuantizableLinear(2 * options.hidden(), options.hidden()));
     init_linear(projection_);
   }
   dropout_ = register_module("dropout", torch::nn::Dropout(options.dropout()));
@@ -85,8 +85,8 @@ BahdanauDecoderImpl::BahdanauDecoderImpl(BahdanauDecoderOptions options_, torch:
   attention_ = register_module(
       "attention", AdditiveAttention(AdditiveAttentionOptions(H, H, H).dropout(options.attention_dropout())));
   gru_ = register_module("gru", torch::nn::GRU(gru_options(E + H, H, L, options.dropout(), false)));
-  bridge_ = register_module("bridge", torch::nn::Linear(2 * H, L * H));
-  pre_output_ = register_module("pre_output", torch::nn::Linear(H + H + E, E));
+  bridge_ = register_module("bridge", QuantizableLinear(2 * H, L * H));
+  pre_output_ = register_module("pre_output", QuantizableLinear(H + H + E, E));
   init_linear(bridge_);
   init_linear(pre_output_);
   dropout_ = register_module("dropout", torch::nn::Dropout(options.dropout()));
@@ -170,12 +170,18 @@ GruBahdanauImpl::GruBahdanauImpl(const ModelConfig& config) : config_(config) {
           BahdanauDecoderOptions(E, H, L).dropout(config.dropout).attention_dropout(config.attention_dropout),
           tgt_table_));
   if (!config.tie_output) {
-    output_ = register_module("output", torch::nn::Linear(torch::nn::LinearOptions(E, config.tgt_vocab).bias(false)));
+    output_ = register_module("output", QuantizableLinear(torch::nn::LinearOptions(E, config.tgt_vocab).bias(false)));
     torch::nn::init::xavier_uniform_(output_->weight);
   }
 }
 
+void GruBahdanauImpl::quantize_tied_output() {
+  if (config_.tie_output) tied_output_ = quantized_copy(tgt_table_->weight);
+}
+
 torch::Tensor GruBahdanauImpl::project(const torch::Tensor& deep_output) {
+  // The int8 copy on the CPU only: it is not registered, so it does not follow the model to CUDA.
+  if (tied_output_ && !is_training() && deep_output.device().is_cpu()) return tied_output_(deep_output);
   return config_.tie_output ? F::linear(deep_output, tgt_table_->weight) : output_(deep_output);
 }
 

@@ -24,6 +24,7 @@
 #include <torch/torch.h>
 
 #include "nmt/models/model.h"
+#include "nmt/models/quantizable_linear.h"
 
 namespace nmt::models {
 
@@ -54,7 +55,10 @@ class AdditiveAttentionImpl : public torch::nn::Module {
   static torch::Tensor additive_mask(const torch::Tensor& src_mask);
 
  private:
-  torch::nn::Linear w_q_{nullptr}, w_k_{nullptr}, v_{nullptr};
+  QuantizableLinear w_q_{nullptr}, w_k_{nullptr};
+  // Stays fp32 under int8 decoding: a [h → 1] product per (row, source position), where
+  // quantising each activation row would cost as much as the product itself.
+  torch::nn::Linear v_{nullptr};
   torch::nn::Dropout dropout_{nullptr};
 };
 TORCH_MODULE(AdditiveAttention);
@@ -84,7 +88,7 @@ class GruEncoderImpl : public torch::nn::Module {
  private:
   torch::nn::Embedding table_{nullptr};
   torch::nn::GRU gru_{nullptr};
-  torch::nn::Linear projection_{nullptr};  // bidirectional only
+  QuantizableLinear projection_{nullptr};  // bidirectional only
   torch::nn::Dropout dropout_{nullptr};
 };
 TORCH_MODULE(GruEncoder);
@@ -129,7 +133,7 @@ class BahdanauDecoderImpl : public torch::nn::Module {
   torch::nn::Embedding table_{nullptr};
   AdditiveAttention attention_{nullptr};
   torch::nn::GRU gru_{nullptr};
-  torch::nn::Linear bridge_{nullptr}, pre_output_{nullptr};
+  QuantizableLinear bridge_{nullptr}, pre_output_{nullptr};
   torch::nn::Dropout dropout_{nullptr};
 };
 TORCH_MODULE(BahdanauDecoder);
@@ -145,6 +149,7 @@ class GruBahdanauImpl : public Seq2SeqModelImpl {
   DecoderState start(const torch::Tensor& memory, const torch::Tensor& src_mask) override;
   torch::Tensor step(const torch::Tensor& prev_tokens, DecoderState& state) override;
   const ModelConfig& config() const override { return config_; }
+  void quantize_tied_output() override;
 
  private:
   torch::Tensor project(const torch::Tensor& deep_output);  // → logits
@@ -152,7 +157,8 @@ class GruBahdanauImpl : public Seq2SeqModelImpl {
   torch::nn::Embedding src_table_{nullptr}, tgt_table_{nullptr};
   GruEncoder encoder_{nullptr};
   BahdanauDecoder decoder_{nullptr};
-  torch::nn::Linear output_{nullptr};  // only when the output is not tied
+  QuantizableLinear output_{nullptr};  // only when the output is not tied
+  QuantizableLinear tied_output_{nullptr};  // the int8 copy of a tied output (not registered)
 };
 TORCH_MODULE(GruBahdanau);
 

@@ -8,8 +8,10 @@ namespace nmt::models {
 // gives uniform weights instead of NaN.
 inline constexpr double kMaskValue = -1e9;
 
-// Xavier-uniform weights and zero bias, the initialisation every Linear here uses.
-inline void init_linear(torch::nn::Linear& linear) {
+// Xavier-uniform weights and zero bias, the initialisation every Linear here uses
+// (torch::nn::Linear or QuantizableLinear).
+template <typename Linear>
+void init_linear(Linear& linear) {
   torch::nn::init::xavier_uniform_(linear->weight);
   if (linear->bias.defined()) torch::nn::init::zeros_(linear->bias);
 }

@@ -41,6 +41,12 @@ class Seq2SeqModelImpl : public torch::nn::Module {
   virtual torch::Tensor step(const torch::Tensor& prev_tokens, DecoderState& state) = 0;
 
   virtual const ModelConfig& config() const = 0;
+
+  // int8 decoding (nmt/models/quantize.h) quantises every QuantizableLinear it finds among the
+  // modules, then calls this: an output projection tied to the target embedding (no Linear of
+  // its own) gets an int8 copy of the table for decoding on the CPU; the lookup keeps the fp32
+  // table. Derived from the table, so int8 weights files do not store it.
+  virtual void quantize_tied_output() = 0;
 };
 
 using Seq2SeqModel = std::shared_ptr<Seq2SeqModelImpl>;

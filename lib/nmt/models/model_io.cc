@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "nmt/models/quantize.h"
 #include "nmt/util/error.h"
 #include "nmt/util/io.h"
 #include "nmt/util/json_read.h"
@@ -18,34 +19,35 @@ namespace {
 // know, so files with it stay readable by any LibTorch program.
 constexpr const char* kChecksumKey = "nmt_weights_checksum";
 
-// FNV-1a over 64-bit words (then the tail bytes): the same idea as the byte-wise hash of
-// checkpoint files, eight times fewer multiplications for hundreds of megabytes of weights.
-struct Hasher {
-  uint64_t h = 1469598103934665603ULL;
-  void add(const void* data, size_t n) {
-    const auto* p = static_cast<const unsigned char*>(data);
-    for (; n >= 8; n -= 8, p += 8) {
-      uint64_t w;
-      std::memcpy(&w, p, 8);
-      h = (h ^ w) * 1099511628211ULL;
-    }
-    for (; n > 0; --n, ++p) h = (h ^ *p) * 1099511628211ULL;
-  }
-};
-
-void hash_tensors(Hasher& hasher, const torch::OrderedDict<std::string, torch::Tensor>& tensors) {
-  for (const auto& item : tensors) {
-    hasher.add(item.key().data(), item.key().size() + 1);
-    const torch::Tensor t = item.value().detach().to(torch::kCPU).contiguous();
-    const int64_t type = static_cast<int64_t>(t.scalar_type());
-    hasher.add(&type, sizeof type);
-    for (int64_t s : t.sizes()) hasher.add(&s, sizeof s);
-    hasher.add(t.data_ptr(), t.numel() * t.element_size());
-  }
+void hash_tensors(WeightsHasher& hasher, const torch::OrderedDict<std::string, torch::Tensor>& tensors) {
+  for (const auto& item : tensors) hasher.add(item.key(), item.value());
 }
 
 std::string first_line(const std::string& what) { return what.substr(0, what.find('\n')); }
 }  // namespace
+
+// FNV-1a over 64-bit words (then the tail bytes): the same idea as the byte-wise hash of
+// checkpoint files, eight times fewer multiplications for hundreds of megabytes of weights.
+void WeightsHasher::add_bytes(const void* data, size_t n) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (; n >= 8; n -= 8, p += 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    h_ = (h_ ^ w) * 1099511628211ULL;
+  }
+  for (; n > 0; --n, ++p) h_ = (h_ ^ *p) * 1099511628211ULL;
+}
+
+void WeightsHasher::add(const std::string& name, const torch::Tensor& tensor) {
+  add_bytes(name.data(), name.size() + 1);
+  const torch::Tensor t = tensor.detach().to(torch::kCPU).contiguous();
+  const int64_t type = static_cast<int64_t>(t.scalar_type());
+  add_bytes(&type, sizeof type);
+  for (int64_t s : t.sizes()) add_bytes(&s, sizeof s);
+  add_bytes(t.data_ptr(), t.numel() * t.element_size());
+}
+
+std::string WeightsHasher::hex() const { return fmt::format("{:016x}", h_); }
 
 void save_archive(torch::serialize::OutputArchive& archive, const std::string& path) {
   std::string bytes;
@@ -61,10 +63,10 @@ void save_archive(torch::serialize::OutputArchive& archive, const std::string& p
 }
 
 std::string weights_checksum(torch::nn::Module& model) {
-  Hasher hasher;
+  WeightsHasher hasher;
   hash_tensors(hasher, model.named_parameters());
   hash_tensors(hasher, model.named_buffers());
-  return fmt::format("{:016x}", hasher.h);
+  return hasher.hex();
 }
 
 void check_finite(torch::nn::Module& model, const std::string& what) {
@@ -93,6 +95,10 @@ void load_weights(torch::nn::Module& model, const std::string& path) {
   try {
     torch::serialize::InputArchive archive;
     archive.load_from(path);
+    if (is_int8_archive(archive))
+      throw RuntimeError(fmt::format("{}: int8 weights (written by nmt quantize) where fp32 weights belong; an int8 "
+                                     "model directory has them as {} and \"quantization\": \"int8\" in its {}",
+                                     path, kInt8WeightsFile, kConfigFile));
     torch::NoGradGuard no_grad;
     model.load(archive);
     has_checksum = archive.try_read(kChecksumKey, stored_checksum);
@@ -127,8 +133,12 @@ LoadedModel load_model(const std::string& dir, const std::string& weights) {
   if (m.subwords.vocab_size() != m.model_config.tgt_vocab)
     throw RuntimeError(fmt::format("{}: vocabulary size {} does not match the model's {}", (fs::path(dir) / kSubwordFile).string(),
                                    m.subwords.vocab_size(), m.model_config.tgt_vocab));
+  m.quantization = quantization_of(m.config, config_path);
   m.model = make_model(m.model_config);
-  load_weights(*m.model, (fs::path(dir) / weights).string());
+  if (m.quantization == "int8")
+    load_int8_weights(*m.model, (fs::path(dir) / (weights.empty() ? kInt8WeightsFile : weights)).string());
+  else
+    load_weights(*m.model, (fs::path(dir) / (weights.empty() ? kWeightsFile : weights)).string());
   m.model->eval();
   return m;
 }

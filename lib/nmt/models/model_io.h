@@ -26,6 +26,18 @@ void save_archive(torch::serialize::OutputArchive& archive, const std::string& p
 // 64-bit checksum of a module's parameters and buffers (names, types, shapes and bytes).
 std::string weights_checksum(torch::nn::Module& model);
 
+// The hash behind weights_checksum(), fed one named tensor at a time (int8 weights files hash
+// what they store, which is not the module's parameters).
+class WeightsHasher {
+ public:
+  void add(const std::string& name, const torch::Tensor& tensor);
+  std::string hex() const;
+
+ private:
+  void add_bytes(const void* data, size_t n);
+  uint64_t h_ = 1469598103934665603ULL;
+};
+
 // Throws RuntimeError "WHAT: non-finite values (NaN or infinity) in 'NAME'" if any parameter
 // holds one: such weights translate into empty lines and must never be saved or used.
 void check_finite(torch::nn::Module& model, const std::string& what);
@@ -42,11 +54,14 @@ void load_weights(torch::nn::Module& model, const std::string& path);
 struct LoadedModel {
   nlohmann::json config;  // the whole config.json
   ModelConfig model_config;
+  std::string quantization;  // "" (fp32) or "int8" (nmt/models/quantize.h)
   text::SubwordModel subwords;
   Seq2SeqModel model;
 };
 
-// Loads DIR/config.json, DIR/spm.model and DIR/<weights>; the model is in eval mode.
-LoadedModel load_model(const std::string& dir, const std::string& weights = kWeightsFile);
+// Loads DIR/config.json, DIR/spm.model and DIR/<weights> (default: model.pt, or model.int8.pt
+// when config.json says "quantization": "int8", see nmt/models/quantize.h); the model is in
+// eval mode.
+LoadedModel load_model(const std::string& dir, const std::string& weights = "");
 
 }  // namespace nmt::models

@@ -55,15 +55,15 @@ MultiHeadAttentionImpl::MultiHeadAttentionImpl(MultiHeadAttentionOptions options
   const int64_t d = options.d_model();
   TORCH_CHECK(d % options.heads() == 0, "d_model must be divisible by heads");
   if (options.self_attention()) {
-    qkv_proj_ = register_module("qkv_proj", torch::nn::Linear(d, 3 * d));
+    qkv_proj_ = register_module("qkv_proj", QuantizableLinear(d, 3 * d));
     init_linear(qkv_proj_);
   } else {
-    q_proj_ = register_module("q_proj", torch::nn::Linear(d, d));
-    kv_proj_ = register_module("kv_proj", torch::nn::Linear(d, 2 * d));
+    q_proj_ = register_module("q_proj", QuantizableLinear(d, d));
+    kv_proj_ = register_module("kv_proj", QuantizableLinear(d, 2 * d));
     init_linear(q_proj_);
     init_linear(kv_proj_);
   }
-  out_proj_ = register_module("out_proj", torch::nn::Linear(d, d));
+  out_proj_ = register_module("out_proj", QuantizableLinear(d, d));
   init_linear(out_proj_);
   attention_ = register_module("attention",
                                ScaledDotProductAttention(ScaledDotProductAttentionOptions().dropout(options.dropout())));
@@ -133,8 +133,8 @@ torch::Tensor MultiHeadAttentionImpl::forward_cross(const torch::Tensor& x, cons
 
 // ---------------------------------------------------------------------------------------
 FeedForwardImpl::FeedForwardImpl(FeedForwardOptions options_) : options(options_) {
-  fc1_ = register_module("fc1", torch::nn::Linear(options.d_model(), options.hidden()));
-  fc2_ = register_module("fc2", torch::nn::Linear(options.hidden(), options.d_model()));
+  fc1_ = register_module("fc1", QuantizableLinear(options.d_model(), options.hidden()));
+  fc2_ = register_module("fc2", QuantizableLinear(options.hidden(), options.d_model()));
   dropout_ = register_module("dropout", torch::nn::Dropout(options.dropout()));
   init_linear(fc1_);
   init_linear(fc2_);
@@ -360,7 +360,7 @@ TransformerImpl::TransformerImpl(const ModelConfig& config) : config_(config) {
   encoder_ = register_module("encoder", Encoder(config, Embeddings(src_table_, positions, config.dropout)));
   decoder_ = register_module("decoder", Decoder(config, Embeddings(tgt_table_, positions, config.dropout)));
   if (!config.tie_output) {
-    output_ = register_module("output", torch::nn::Linear(torch::nn::LinearOptions(config.d_model, config.tgt_vocab).bias(false)));
+    output_ = register_module("output", QuantizableLinear(torch::nn::LinearOptions(config.d_model, config.tgt_vocab).bias(false)));
     torch::nn::init::xavier_uniform_(output_->weight);
   }
 }
@@ -370,7 +370,13 @@ torch::Tensor TransformerImpl::additive_mask(const torch::Tensor& src_mask) {
   return torch::zeros(keep.sizes(), torch::TensorOptions().device(src_mask.device())).masked_fill_(keep.logical_not(), kMaskValue);
 }
 
+void TransformerImpl::quantize_tied_output() {
+  if (config_.tie_output) tied_output_ = quantized_copy(tgt_table_->weight);
+}
+
 torch::Tensor TransformerImpl::project(const torch::Tensor& hidden) {
+  // The int8 copy on the CPU only: it is not registered, so it does not follow the model to CUDA.
+  if (tied_output_ && !is_training() && hidden.device().is_cpu()) return tied_output_(hidden);
   return config_.tie_output ? F::linear(hidden, tgt_table_->weight) : output_(hidden);
 }
 

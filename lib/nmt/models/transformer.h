@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include "nmt/models/model.h"
+#include "nmt/models/quantizable_linear.h"
 
 namespace nmt::models {
 
@@ -67,7 +68,7 @@ class MultiHeadAttentionImpl : public torch::nn::Module {
  private:
   torch::Tensor split_heads(const torch::Tensor& x) const;  // [B,T,d] → [B,H,T,dk]
   torch::Tensor merge_heads(const torch::Tensor& x) const;  // [B,H,T,dk] → [B,T,d]
-  torch::nn::Linear qkv_proj_{nullptr}, q_proj_{nullptr}, kv_proj_{nullptr}, out_proj_{nullptr};
+  QuantizableLinear qkv_proj_{nullptr}, q_proj_{nullptr}, kv_proj_{nullptr}, out_proj_{nullptr};
   ScaledDotProductAttention attention_{nullptr};
 };
 TORCH_MODULE(MultiHeadAttention);
@@ -87,7 +88,7 @@ class FeedForwardImpl : public torch::nn::Module {
   FeedForwardOptions options;
 
  private:
-  torch::nn::Linear fc1_{nullptr}, fc2_{nullptr};
+  QuantizableLinear fc1_{nullptr}, fc2_{nullptr};
   torch::nn::Dropout dropout_{nullptr};
 };
 TORCH_MODULE(FeedForward);
@@ -234,6 +235,7 @@ class TransformerImpl : public Seq2SeqModelImpl {
   DecoderState start(const torch::Tensor& memory, const torch::Tensor& src_mask) override;
   torch::Tensor step(const torch::Tensor& prev_tokens, DecoderState& state) override;
   const ModelConfig& config() const override { return config_; }
+  void quantize_tied_output() override;
 
   // Which cross-attention a step reports as the alignment when the state records attention:
   // decoder layer `layer` (-1: the last) and head `head` (-1: the mean of the heads), as
@@ -249,7 +251,8 @@ class TransformerImpl : public Seq2SeqModelImpl {
   torch::nn::Embedding src_table_{nullptr}, tgt_table_{nullptr};
   Encoder encoder_{nullptr};
   Decoder decoder_{nullptr};
-  torch::nn::Linear output_{nullptr};  // only when the output is not tied
+  QuantizableLinear output_{nullptr};  // only when the output is not tied
+  QuantizableLinear tied_output_{nullptr};  // the int8 copy of a tied output (not registered)
   AlignmentChoice alignment_;
   struct LayerEntryNames {
     std::string cross_keys, cross_values, self_projections;

@@ -1,0 +1,279 @@
+#include "nmt/models/quantize.h"
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "nmt/models/model_io.h"
+#include "nmt/models/quantizable_linear.h"
+#include "nmt/util/error.h"
+#include "nmt/util/io.h"
+#include "nmt/util/json_read.h"
+
+namespace nmt::models {
+namespace fs = std::filesystem;
+
+namespace {
+constexpr const char* kMarkerKey = "nmt_quantization";
+constexpr const char* kFormatKey = "nmt_quantization_format";
+constexpr const char* kChecksumKey = "nmt_weights_checksum";  // as in model.pt (model_io.cc)
+constexpr const char* kValuesKey = "weight_int8";
+constexpr const char* kScalesKey = "weight_scales";
+
+std::string first_line(const std::string& what) { return what.substr(0, what.find('\n')); }
+std::string join(const std::string& prefix, const std::string& key) {
+  return prefix.empty() ? key : prefix + "." + key;
+}
+std::string shape(const torch::Tensor& t) { return fmt::format("{}", fmt::join(t.sizes().vec(), "x")); }
+
+// Stored sizes, for `nmt quantize`'s summary.
+struct Counts {
+  int64_t int8 = 0, fp32 = 0;
+};
+
+// One module's tensors into `archive`, children as nested archives (Module::save's layout), a
+// quantised Linear's weight as int8 values and scales. Every tensor stored is hashed.
+void write_module(const torch::nn::Module& module, torch::serialize::OutputArchive& archive, const std::string& prefix,
+                  WeightsHasher& hasher, Counts& counts) {
+  auto put = [&](const std::string& key, const torch::Tensor& t, bool is_buffer = false) {
+    const torch::Tensor stored = t.detach().to(torch::kCPU).contiguous();
+    hasher.add(join(prefix, key), stored);
+    (stored.scalar_type() == torch::kInt8 ? counts.int8 : counts.fp32) += stored.numel();
+    archive.write(key, stored, is_buffer);
+  };
+  const auto* linear = dynamic_cast<const QuantizableLinearImpl*>(&module);
+  const quant::QuantizedWeight* q = linear ? linear->quantized_weight() : nullptr;
+  if (linear && !q) throw RuntimeError(fmt::format("'{}' is not quantised: no int8 weights to write", prefix));
+  for (const auto& p : module.named_parameters(/*recurse=*/false)) {
+    if (q && p.key() == "weight") {
+      auto values =
+          torch::from_blob(const_cast<int8_t*>(q->values.data()), {q->out_features, q->in_features}, torch::kInt8);
+      auto scales = torch::from_blob(const_cast<float*>(q->scales.data()), {q->out_features}, torch::kFloat);
+      put(kValuesKey, values);
+      put(kScalesKey, scales);
+    } else {
+      put(p.key(), p.value());
+    }
+  }
+  for (const auto& b : module.named_buffers(/*recurse=*/false)) put(b.key(), b.value(), /*is_buffer=*/true);
+  for (const auto& child : module.named_children()) {
+    if (!child.value()->is_serializable()) continue;
+    torch::serialize::OutputArchive child_archive(archive.compilation_unit());
+    write_module(*child.value(), child_archive, join(prefix, child.key()), hasher, counts);
+    archive.write(child.key(), child_archive);
+  }
+}
+
+// Reads what write_module wrote into a model built from the same configuration.
+class Int8Reader {
+ public:
+  explicit Int8Reader(const std::string& path) : path_(path) {}
+
+  void read_module(torch::nn::Module& module, torch::serialize::InputArchive& archive, const std::string& prefix) {
+    auto* linear = dynamic_cast<QuantizableLinearImpl*>(&module);
+    torch::NoGradGuard no_grad;
+    for (auto& p : module.named_parameters(/*recurse=*/false)) {
+      if (linear && p.key() == "weight") {
+        read_quantized(*linear, archive, prefix);
+      } else {
+        p.value().copy_(read(archive, prefix, p.key(), p.value().sizes().vec(), p.value().scalar_type()));
+      }
+    }
+    for (auto& b : module.named_buffers(/*recurse=*/false))
+      b.value().copy_(read(archive, prefix, b.key(), b.value().sizes().vec(), b.value().scalar_type(), true));
+    for (const auto& child : module.named_children()) {
+      if (!child.value()->is_serializable()) continue;
+      torch::serialize::InputArchive child_archive;
+      if (!archive.try_read(child.key(), child_archive)) missing(join(prefix, child.key()));
+      read_module(*child.value(), child_archive, join(prefix, child.key()));
+    }
+  }
+  std::string checksum() const { return hasher_.hex(); }
+
+ private:
+  [[noreturn]] void missing(const std::string& name) const {
+    throw RuntimeError(fmt::format("{}: '{}' is missing: not int8 weights of this model configuration", path_, name));
+  }
+
+  torch::Tensor read(torch::serialize::InputArchive& archive, const std::string& prefix, const std::string& key,
+                     const std::vector<int64_t>& sizes, torch::ScalarType type, bool is_buffer = false) {
+    torch::Tensor t;
+    if (!archive.try_read(key, t, is_buffer)) missing(join(prefix, key));
+    if (t.sizes().vec() != sizes || t.scalar_type() != type)
+      throw RuntimeError(fmt::format("{}: '{}' is {} {}, expected {} {} (config.json does not match the weights)",
+                                     path_, join(prefix, key), c10::toString(t.scalar_type()), shape(t),
+                                     c10::toString(type), fmt::join(sizes, "x")));
+    hasher_.add(join(prefix, key), t);
+    return t;
+  }
+
+  void read_quantized(QuantizableLinearImpl& linear, torch::serialize::InputArchive& archive,
+                      const std::string& prefix) {
+    const int64_t out = linear.weight.size(0), in = linear.weight.size(1);
+    const torch::Tensor values = read(archive, prefix, kValuesKey, {out, in}, torch::kInt8).contiguous();
+    const torch::Tensor scales = read(archive, prefix, kScalesKey, {out}, torch::kFloat).contiguous();
+    if (!torch::isfinite(scales).all().item<bool>() || !(scales > 0).all().item<bool>())
+      throw RuntimeError(
+          fmt::format("{}: '{}' holds a scale that is not a positive finite number", path_, join(prefix, kScalesKey)));
+    quant::QuantizedWeight q;
+    q.out_features = out;
+    q.in_features = in;
+    q.values.assign(values.data_ptr<int8_t>(), values.data_ptr<int8_t>() + values.numel());
+    q.scales.assign(scales.data_ptr<float>(), scales.data_ptr<float>() + scales.numel());
+    linear.set_quantized(std::move(q));
+  }
+
+  std::string path_;
+  WeightsHasher hasher_;
+};
+
+// A hidden directory beside `target` to build it in (then renamed into place).
+fs::path temporary_beside(const fs::path& target, const std::string& what) {
+  const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::string tmpl = (parent / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
+  if (!::mkdtemp(tmpl.data())) throw RuntimeError(fmt::format("{}: cannot create: {}", what, std::strerror(errno)));
+  return tmpl;
+}
+
+// Renames the finished directory `tmp` to `target`; an existing `target` (allowed by the caller)
+// is moved aside first and removed only once the new one is in place.
+void move_into_place(const fs::path& tmp, const fs::path& target, const std::string& what) {
+  std::error_code ec;
+  fs::permissions(tmp,
+                  fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
+                      fs::perms::others_exec,
+                  ec);
+  fs::path old;
+  if (fs::exists(fs::symlink_status(target))) {
+    old = temporary_beside(target, what);
+    fs::remove(old, ec);
+    fs::rename(target, old, ec);
+    if (ec) throw RuntimeError(fmt::format("{}: cannot move the old one aside: {}", what, ec.message()));
+  }
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    std::error_code ignored;
+    if (!old.empty()) fs::rename(old, target, ignored);
+    throw RuntimeError(fmt::format("{}: cannot move into place: {}", what, ec.message()));
+  }
+  if (!old.empty()) fs::remove_all(old, ec);
+}
+}  // namespace
+
+std::string quantization_of(const nlohmann::json& config, const std::string& config_path) {
+  if (!config.is_object() || !config.contains("quantization")) return "";
+  const auto& q = config.at("quantization");
+  if (!q.is_string() || q.get<std::string>() != "int8")
+    throw RuntimeError(
+        fmt::format("{}: 'quantization' is {}, expected \"int8\" (or no such key: fp32)", config_path, q.dump()));
+  return "int8";
+}
+
+int64_t quantize_model(Seq2SeqModelImpl& model) {
+  int64_t n = 0;
+  for (const auto& m : model.modules(/*include_self=*/false))
+    if (auto* linear = dynamic_cast<QuantizableLinearImpl*>(m.get())) {
+      linear->quantize();
+      ++n;
+    }
+  model.quantize_tied_output();
+  return n;
+}
+
+bool is_int8_archive(torch::serialize::InputArchive& archive) {
+  c10::IValue marker;
+  return archive.try_read(kMarkerKey, marker);
+}
+
+void save_int8_weights(Seq2SeqModelImpl& model, const std::string& path) {
+  check_finite(model, fmt::format("{}: refusing to save the weights", path));
+  torch::serialize::OutputArchive archive;
+  WeightsHasher hasher;
+  Counts counts;
+  write_module(model, archive, "", hasher, counts);
+  archive.write(kMarkerKey, c10::IValue(std::string("int8")));
+  archive.write(kFormatKey, c10::IValue(static_cast<int64_t>(kInt8Format)));
+  archive.write(kChecksumKey, c10::IValue(hasher.hex()));
+  save_archive(archive, path);
+}
+
+void load_int8_weights(Seq2SeqModelImpl& model, const std::string& path) {
+  if (!fs::is_regular_file(path)) throw RuntimeError(fmt::format("{}: no such int8 weights file", path));
+  torch::serialize::InputArchive archive;
+  try {
+    archive.load_from(path);
+  } catch (const c10::Error& e) {
+    throw RuntimeError(fmt::format("{}: cannot read int8 weights (truncated or corrupted): {}", path,
+                                   first_line(e.what_without_backtrace())));
+  }
+  if (!is_int8_archive(archive))
+    throw RuntimeError(fmt::format("{}: not an int8 weights file (fp32 weights, such as a model.pt?); "
+                                   "nmt quantize writes int8 model directories",
+                                   path));
+  c10::IValue format, stored_checksum;
+  if (!archive.try_read(kFormatKey, format) || !format.isInt())
+    throw RuntimeError(fmt::format("{}: int8 weights without a format number: corrupted", path));
+  if (format.toInt() > kInt8Format)
+    throw RuntimeError(fmt::format("{}: int8 format {} is newer than this nmt supports ({}); upgrade nmt", path,
+                                   format.toInt(), kInt8Format));
+  Int8Reader reader(path);
+  try {
+    reader.read_module(model, archive, "");
+  } catch (const c10::Error& e) {
+    throw RuntimeError(fmt::format("{}: cannot read int8 weights (truncated or corrupted): {}", path,
+                                   first_line(e.what_without_backtrace())));
+  }
+  if (!archive.try_read(kChecksumKey, stored_checksum) || !stored_checksum.isString() ||
+      stored_checksum.toStringRef() != reader.checksum())
+    throw RuntimeError(fmt::format("{}: checksum mismatch: the int8 weights are corrupted", path));
+  check_finite(model, path);
+  model.quantize_tied_output();
+}
+
+QuantizeSummary quantize_model_dir(const std::string& dir, const std::string& out, bool force) {
+  const auto start = std::chrono::steady_clock::now();
+  std::error_code ec;
+  fs::path target = fs::path(out).lexically_normal();
+  if (!target.has_filename()) target = target.parent_path();  // "out/"
+  if (fs::exists(target, ec) && fs::equivalent(dir, target, ec))
+    throw UsageError(fmt::format("{}: the output is the model directory itself", out));
+  const bool empty_dir = fs::is_directory(target, ec) && fs::is_empty(target, ec);
+  if (fs::exists(fs::symlink_status(target)) && !empty_dir && !force)
+    throw UsageError(fmt::format("{}: already exists (--force replaces it)", out));
+
+  const std::string config_path = (fs::path(dir) / kConfigFile).string();
+  if (fs::is_directory(dir) && fs::is_regular_file(config_path) &&
+      quantization_of(json_read::parse(read_small_file(config_path, kMaxJsonBytes), config_path), config_path) ==
+          "int8")
+    throw RuntimeError(fmt::format("{}: already an int8 model (\"quantization\": \"int8\")", config_path));
+  LoadedModel m = load_model(dir);
+  QuantizeSummary summary;
+  summary.linears = quantize_model(*m.model);
+  m.config["quantization"] = "int8";
+  m.config["quantized_from"] = fs::absolute(dir).lexically_normal().string();
+
+  const fs::path tmp = temporary_beside(target, out);
+  try {
+    save_int8_weights(*m.model, (tmp / kInt8WeightsFile).string());
+    write_file_atomic((tmp / kConfigFile).string(), m.config.dump(2) + "\n");
+    write_file_atomic((tmp / kSubwordFile).string(),
+                      read_small_file((fs::path(dir) / kSubwordFile).string(), kMaxSubwordBytes));
+    move_into_place(tmp, target, out);
+  } catch (...) {
+    fs::remove_all(tmp, ec);
+    throw;
+  }
+  for (const auto& m2 : m.model->modules(false))
+    if (auto* linear = dynamic_cast<QuantizableLinearImpl*>(m2.get())) summary.int8_weights += linear->weight.numel();
+  for (const auto& p : m.model->parameters()) summary.fp32_weights += p.numel();
+  summary.fp32_weights -= summary.int8_weights;
+  summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return summary;
+}
+
+}  // namespace nmt::models
