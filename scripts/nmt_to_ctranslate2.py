@@ -28,6 +28,7 @@ import argparse
 import json
 import os
 import shutil
+import subprocess
 import sys
 
 import numpy as np
@@ -52,7 +53,18 @@ def read_config(model_dir):
 
 def read_weights(model_dir):
     """nmt's model.pt is a LibTorch archive that torch.jit.load reads (as scripts/reference does)."""
-    import torch  # noqa: PLC0415 (heavy; only after the cheap checks)
+    try:
+        import torch  # noqa: PLC0415 (heavy; only after the cheap checks)
+    except ImportError:
+        # The pinned wheel's Python side where scripts/setup.sh unpacked it (NMT_SETUP_BENCH=1).
+        here = os.path.dirname(os.path.abspath(__file__))
+        home = subprocess.run(["bash", os.path.join(here, "torch-home.sh")], check=True, text=True,
+                              stdout=subprocess.PIPE).stdout.strip()
+        sys.path[:0] = [home, home + "-cuda-deps"]
+        try:
+            import torch  # noqa: PLC0415
+        except ImportError:
+            fail(f"cannot import torch (nor from {home}): run NMT_LIBTORCH=wheel NMT_SETUP_BENCH=1 scripts/setup.sh")
 
     path = os.path.join(model_dir, "model.pt")
     if not os.path.isfile(path):
