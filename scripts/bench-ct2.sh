@@ -63,8 +63,7 @@ log "converting $MODEL (float32 and int8)"
 "$PY" "$ROOT/scripts/nmt_to_ctranslate2.py" "$MODEL" -o "$OUT/ct2-int8" --quantization int8 --force 2>/dev/null
 declare -A NMT_DIR=([float32]="$MODEL")
 if "$NMT" --help | grep -q -E "^ +quantize "; then
-  rm -rf "$OUT/nmt-int8"
-  "$NMT" quantize "$MODEL" -o "$OUT/nmt-int8" > /dev/null
+  "$NMT" quantize "$MODEL" -o "$OUT/nmt-int8" --force 2> "$OUT/nmt-quantize.log"
   NMT_DIR[int8]="$OUT/nmt-int8"
 else
   log "this nmt has no 'quantize': its int8 rows are n/a"
@@ -76,8 +75,11 @@ isa=$(grep -o -w -E 'avx2|fma|avx512[a-z_0-9]*|avx_vnni|amx[a-z_0-9]*' /proc/cpu
 blas=$("$NMT" bench matmul --threads "${THREADS[-1]}")
 ct2_info=$(CT2_VERBOSE=1 "$PY" -c "import ctranslate2; ctranslate2.Translator('$OUT/ct2-int8', compute_type='int8')" 2>&1 |
   sed -n 's/.*\[info\] *-* *//p' | grep -E 'Selected ISA|SGEMM|GEMM_S8|Intel MKL' | tr '\n' ';')
-record machine "$("$PY" -c 'import json, sys; print(json.dumps({"cpu": sys.argv[1], "isa": sys.argv[2], "blas": json.loads(sys.argv[3]), "ct2": sys.argv[4], "nmt": sys.argv[5], "ct2_version": sys.argv[6]}))' \
-  "$cpu" "$isa" "$blas" "$ct2_info" "$("$NMT" --version)" "$("$PY" -c 'import ctranslate2; print(ctranslate2.__version__)')")"
+# nmt quantize names its int8 kernel on stderr ("... int8 kernel on this CPU: NAME").
+nmt_int8=""
+[[ -f "$OUT/nmt-quantize.log" ]] && nmt_int8=$(sed -n 's/.*int8 kernel on this CPU: *//p' "$OUT/nmt-quantize.log" | tail -n 1)
+record machine "$("$PY" -c 'import json, sys; print(json.dumps({"cpu": sys.argv[1], "isa": sys.argv[2], "blas": json.loads(sys.argv[3]), "ct2": sys.argv[4], "nmt": sys.argv[5], "ct2_version": sys.argv[6], "nmt_int8": sys.argv[7]}))' \
+  "$cpu" "$isa" "$blas" "$ct2_info" "$("$NMT" --version)" "$("$PY" -c 'import ctranslate2; print(ctranslate2.__version__)')" "${nmt_int8:-n/a}")"
 
 nmt_row() { # nmt_row PRECISION THREADS SEARCH BATCH
   local beam=1 limit=0
@@ -143,7 +145,8 @@ rounds, tokens = sys.argv[2], sys.argv[3]
 m = res["machine"][0]
 b = m["blas"]
 print(f"CPU: {m['cpu']} ({m['isa'].strip()}). {m['nmt']}, OpenBLAS kernels {b.get('blas_core') or 'library default'} "
-      f"(matmul peak {b['peak_gflops']:.1f} GFLOP/s); CTranslate2 {m['ct2_version']}: {m['ct2'].rstrip(';')}.")
+      f"(matmul peak {b['peak_gflops']:.1f} GFLOP/s), int8 kernel {m.get('nmt_int8', 'n/a')}; "
+      f"CTranslate2 {m['ct2_version']}: {m['ct2'].rstrip(';')}.")
 print(f"Median of {rounds} alternating rounds; sentences/s and target subwords/s exclude model load.\n")
 print("| weights | threads | search | batch | nmt sent/s | CT2 sent/s | nmt / CT2 | nmt tok/s | CT2 tok/s | nmt RSS MB | CT2 RSS MB |")
 print("|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|")
