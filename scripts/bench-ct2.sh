@@ -18,7 +18,9 @@
 # and the wheel's Python PyTorch that the converter reads model.pt with) and a build.
 # Knobs: NMT_BENCH_ROUNDS (3), NMT_BENCH_THREADS ("1 2"), NMT_BENCH_PRECISIONS ("float32 int8"),
 # NMT_BENCH_SEARCHES ("greedy beam5"), NMT_BENCH_CT2_TOKENS (token budget, 2048), NMT_BENCH_ALPHA
-# (0), NMT_BENCH_OUT (build/bench-ct2), NMT_BINARY (build/nmt), NMT_PYTHON (python3), NMT_DATA.
+# (0), NMT_BENCH_OUT (build/bench-ct2), NMT_BENCH_TABLE_ONLY (1: only the table of the results
+# already in NMT_BENCH_OUT, e.g. of an interrupted run), NMT_BINARY (build/nmt), NMT_PYTHON
+# (python3), NMT_DATA.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 MODEL=${NMT_BENCH_CT2_MODEL:-}
@@ -53,87 +55,91 @@ fi
   die "$PY cannot import torch, ctranslate2 and sentencepiece; run NMT_LIBTORCH=wheel NMT_SETUP_BENCH=1 scripts/setup.sh"
 mkdir -p "$OUT"
 RES="$OUT/results.jsonl"
-: > "$RES"
 record() { printf '{"key": "%s", "result": %s}\n' "$1" "$2" >> "$RES"; }
 
-# Models: CTranslate2's int8 is its own quantisation at conversion (int8 weights, float32
-# activations elsewhere: "int8_float32", what it selects on a CPU); nmt's is `nmt quantize`'s.
-log "converting $MODEL (float32 and int8)"
-"$PY" "$ROOT/scripts/nmt_to_ctranslate2.py" "$MODEL" -o "$OUT/ct2-float32" --force 2>/dev/null
-"$PY" "$ROOT/scripts/nmt_to_ctranslate2.py" "$MODEL" -o "$OUT/ct2-int8" --quantization int8 --force 2>/dev/null
-declare -A NMT_DIR=([float32]="$MODEL")
-if "$NMT" --help | grep -q -E "^ +quantize "; then
-  "$NMT" quantize "$MODEL" -o "$OUT/nmt-int8" --force 2> "$OUT/nmt-quantize.log"
-  NMT_DIR[int8]="$OUT/nmt-int8"
-else
-  log "this nmt has no 'quantize': its int8 rows are n/a"
-fi
+measure() {
+  : > "$RES"
+  # Models: CTranslate2's int8 is its own quantisation at conversion (int8 weights, float32
+  # activations elsewhere: "int8_float32", what it selects on a CPU); nmt's is `nmt quantize`'s.
+  log "converting $MODEL (float32 and int8)"
+  "$PY" "$ROOT/scripts/nmt_to_ctranslate2.py" "$MODEL" -o "$OUT/ct2-float32" --force 2>/dev/null
+  "$PY" "$ROOT/scripts/nmt_to_ctranslate2.py" "$MODEL" -o "$OUT/ct2-int8" --quantization int8 --force 2>/dev/null
+  declare -A NMT_DIR=([float32]="$MODEL")
+  if "$NMT" --help | grep -q -E "^ +quantize "; then
+    "$NMT" quantize "$MODEL" -o "$OUT/nmt-int8" --force 2> "$OUT/nmt-quantize.log"
+    NMT_DIR[int8]="$OUT/nmt-int8"
+  else
+    log "this nmt has no 'quantize': its int8 rows are n/a"
+  fi
 
-# The machine: CPU, ISA, nmt's OpenBLAS kernels, CTranslate2's ISA and GEMM backends.
-cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
-isa=$(grep -o -w -E 'avx2|fma|avx512[a-z_0-9]*|avx_vnni|amx[a-z_0-9]*' /proc/cpuinfo | sort -u | tr '\n' ' ')
-blas=$("$NMT" bench matmul --threads "${THREADS[-1]}")
-ct2_info=$(CT2_VERBOSE=1 "$PY" -c "import ctranslate2; ctranslate2.Translator('$OUT/ct2-int8', compute_type='int8')" 2>&1 |
-  sed -n 's/.*\[info\] *-* *//p' | grep -E 'Selected ISA|SGEMM|GEMM_S8|Intel MKL' | tr '\n' ';')
-# nmt quantize names its int8 kernel on stderr ("... int8 kernel on this CPU: NAME").
-nmt_int8=""
-[[ -f "$OUT/nmt-quantize.log" ]] && nmt_int8=$(sed -n 's/.*int8 kernel on this CPU: *//p' "$OUT/nmt-quantize.log" | tail -n 1)
-record machine "$("$PY" -c 'import json, sys; print(json.dumps({"cpu": sys.argv[1], "isa": sys.argv[2], "blas": json.loads(sys.argv[3]), "ct2": sys.argv[4], "nmt": sys.argv[5], "ct2_version": sys.argv[6], "nmt_int8": sys.argv[7]}))' \
-  "$cpu" "$isa" "$blas" "$ct2_info" "$("$NMT" --version)" "$("$PY" -c 'import ctranslate2; print(ctranslate2.__version__)')" "${nmt_int8:-n/a}")"
+  # The machine: CPU, ISA, nmt's OpenBLAS kernels, CTranslate2's ISA and GEMM backends.
+  cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+  isa=$(grep -o -w -E 'avx2|fma|avx512[a-z_0-9]*|avx_vnni|amx[a-z_0-9]*' /proc/cpuinfo | sort -u | tr '\n' ' ')
+  blas=$("$NMT" bench matmul --threads "${THREADS[-1]}")
+  ct2_info=$(CT2_VERBOSE=1 "$PY" -c "import ctranslate2; ctranslate2.Translator('$OUT/ct2-int8', compute_type='int8')" 2>&1 |
+    sed -n 's/.*\[info\] *-* *//p' | grep -E 'Selected ISA|SGEMM|GEMM_S8|Intel MKL' | tr '\n' ';')
+  # nmt quantize names its int8 kernel on stderr ("... int8 kernel on this CPU: NAME").
+  nmt_int8=""
+  [[ -f "$OUT/nmt-quantize.log" ]] && nmt_int8=$(sed -n 's/.*int8 kernel on this CPU: *//p' "$OUT/nmt-quantize.log" | tail -n 1)
+  record machine "$("$PY" -c 'import json, sys; print(json.dumps({"cpu": sys.argv[1], "isa": sys.argv[2], "blas": json.loads(sys.argv[3]), "ct2": sys.argv[4], "nmt": sys.argv[5], "ct2_version": sys.argv[6], "nmt_int8": sys.argv[7]}))' \
+    "$cpu" "$isa" "$blas" "$ct2_info" "$("$NMT" --version)" "$("$PY" -c 'import ctranslate2; print(ctranslate2.__version__)')" "${nmt_int8:-n/a}")"
 
-nmt_row() { # nmt_row PRECISION THREADS SEARCH BATCH
-  local beam=1 limit=0
-  [[ $3 == beam5 ]] && beam=5
-  [[ $4 == 1 ]] && limit=100
-  "$NMT" bench translate -m "${NMT_DIR[$1]}" --src "$SRC" --threads "$2" --batch-size "$4" --limit "$limit" \
-    --beam "$beam" --alpha "$ALPHA"
-}
-ct2_row() { # ct2_row PRECISION THREADS SEARCH BATCH [tokens]
-  local beam=1 limit=0 batch=(--batch-size "$4")
-  [[ $3 == beam5 ]] && beam=5
-  [[ $4 == 1 ]] && limit=100
-  [[ ${5:-} == tokens ]] && batch=(--batch-size "$TOKENS" --batch-type tokens)
-  "$PY" "$CT2" "$OUT/ct2-$1" --bench -i "$SRC" --threads "$2" "${batch[@]}" --limit "$limit" --beam "$beam" \
-    --alpha "$ALPHA"
-}
-seconds_to_first_line() { # seconds_to_first_line COMMAND...
-  local start end
-  start=$(date +%s.%N)
-  echo "A man is riding a bike." | "$@" > /dev/null
-  end=$(date +%s.%N)
-  "$PY" -c "print(round($end - $start, 3))"
-}
+  nmt_row() { # nmt_row PRECISION THREADS SEARCH BATCH
+    local beam=1 limit=0
+    [[ $3 == beam5 ]] && beam=5
+    [[ $4 == 1 ]] && limit=100
+    "$NMT" bench translate -m "${NMT_DIR[$1]}" --src "$SRC" --threads "$2" --batch-size "$4" --limit "$limit" \
+      --beam "$beam" --alpha "$ALPHA"
+  }
+  ct2_row() { # ct2_row PRECISION THREADS SEARCH BATCH [tokens]
+    local beam=1 limit=0 batch=(--batch-size "$4")
+    [[ $3 == beam5 ]] && beam=5
+    [[ $4 == 1 ]] && limit=100
+    [[ ${5:-} == tokens ]] && batch=(--batch-size "$TOKENS" --batch-type tokens)
+    "$PY" "$CT2" "$OUT/ct2-$1" --bench -i "$SRC" --threads "$2" "${batch[@]}" --limit "$limit" --beam "$beam" \
+      --alpha "$ALPHA"
+  }
+  seconds_to_first_line() { # seconds_to_first_line COMMAND...
+    local start end
+    start=$(date +%s.%N)
+    echo "A man is riding a bike." | "$@" > /dev/null
+    end=$(date +%s.%N)
+    "$PY" -c "print(round($end - $start, 3))"
+  }
 
-for ((round = 1; round <= ROUNDS; round++)); do
-  for p in "${PRECISIONS[@]}"; do
-    for t in "${THREADS[@]}"; do
-      for s in "${SEARCHES[@]}"; do
-        for b in 64 1; do
-          log "round $round/$ROUNDS: $p, $t threads, $s, batch $b"
-          if [[ -n "${NMT_DIR[$p]:-}" ]]; then record "$p/t$t/$s/b$b/nmt" "$(nmt_row "$p" "$t" "$s" "$b")"; fi
-          record "$p/t$t/$s/b$b/ct2" "$(ct2_row "$p" "$t" "$s" "$b")"
+  for ((round = 1; round <= ROUNDS; round++)); do
+    for p in "${PRECISIONS[@]}"; do
+      for t in "${THREADS[@]}"; do
+        for s in "${SEARCHES[@]}"; do
+          for b in 64 1; do
+            log "round $round/$ROUNDS: $p, $t threads, $s, batch $b"
+            if [[ -n "${NMT_DIR[$p]:-}" ]]; then record "$p/t$t/$s/b$b/nmt" "$(nmt_row "$p" "$t" "$s" "$b")"; fi
+            record "$p/t$t/$s/b$b/ct2" "$(ct2_row "$p" "$t" "$s" "$b")"
+          done
+          if [[ $t == "${THREADS[-1]}" ]]; then record "$p/t$t/$s/tokens/ct2" "$(ct2_row "$p" "$t" "$s" 64 tokens)"; fi
         done
-        if [[ $t == "${THREADS[-1]}" ]]; then record "$p/t$t/$s/tokens/ct2" "$(ct2_row "$p" "$t" "$s" 64 tokens)"; fi
+        if [[ -n "${NMT_DIR[$p]:-}" ]]; then
+          record "$p/t$t/first/nmt" "$(seconds_to_first_line "$NMT" translate -q -m "${NMT_DIR[$p]}" --threads "$t")"
+        fi
+        record "$p/t$t/first/ct2" "$(seconds_to_first_line "$PY" "$CT2" "$OUT/ct2-$p" --threads "$t")"
       done
-      if [[ -n "${NMT_DIR[$p]:-}" ]]; then
-        record "$p/t$t/first/nmt" "$(seconds_to_first_line "$NMT" translate -q -m "${NMT_DIR[$p]}" --threads "$t")"
-      fi
-      record "$p/t$t/first/ct2" "$(seconds_to_first_line "$PY" "$CT2" "$OUT/ct2-$p" --threads "$t")"
     done
   done
-done
 
-# Quality: greedy BLEU of each engine and precision, and line equality at float32.
-log "quality: greedy translations of test_2016_flickr"
-"$PY" "$ROOT/scripts/ct2_check.py" --model "$MODEL" --ct2 "$OUT/ct2-float32" --src "$SRC" --ref "$REF" \
-  --out "$OUT/check-float32" --nmt "$NMT" --threads "${THREADS[-1]}" > /dev/null || true
-record "float32/quality" "$(cat "$OUT/check-float32/summary.json")"
-if [[ " ${PRECISIONS[*]} " == *" int8 "* ]]; then
-  "$PY" "$ROOT/scripts/ct2_check.py" --model "${NMT_DIR[int8]:-$MODEL}" --ct2 "$OUT/ct2-int8" --src "$SRC" --ref "$REF" \
-    --out "$OUT/check-int8" --nmt "$NMT" --threads "${THREADS[-1]}" > /dev/null || true
-  record "int8/quality" "$(cat "$OUT/check-int8/summary.json")"
-  if [[ -z "${NMT_DIR[int8]:-}" ]]; then record "int8/quality_nmt_missing" true; fi
-fi
+  # Quality: greedy BLEU of each engine and precision, and line equality at float32.
+  log "quality: greedy translations of test_2016_flickr"
+  "$PY" "$ROOT/scripts/ct2_check.py" --model "$MODEL" --ct2 "$OUT/ct2-float32" --src "$SRC" --ref "$REF" \
+    --out "$OUT/check-float32" --nmt "$NMT" --threads "${THREADS[-1]}" > /dev/null || true
+  record "float32/quality" "$(cat "$OUT/check-float32/summary.json")"
+  if [[ " ${PRECISIONS[*]} " == *" int8 "* ]]; then
+    "$PY" "$ROOT/scripts/ct2_check.py" --model "${NMT_DIR[int8]:-$MODEL}" --ct2 "$OUT/ct2-int8" --src "$SRC" --ref "$REF" \
+      --out "$OUT/check-int8" --nmt "$NMT" --threads "${THREADS[-1]}" > /dev/null || true
+    record "int8/quality" "$(cat "$OUT/check-int8/summary.json")"
+    if [[ -z "${NMT_DIR[int8]:-}" ]]; then record "int8/quality_nmt_missing" true; fi
+  fi
+}
+# NMT_BENCH_TABLE_ONLY=1: only the table, from the results an earlier (or interrupted) run left.
+[[ "${NMT_BENCH_TABLE_ONLY:-0}" == 1 ]] || measure
 
 "$PY" - "$RES" "$ROUNDS" "$TOKENS" <<'PYEOF' | tee "$OUT/table.md"
 import json, statistics, sys
