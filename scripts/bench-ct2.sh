@@ -36,6 +36,11 @@ TOKENS=${NMT_BENCH_CT2_TOKENS:-2048}
 # ((5 + len) / 6)^α and CTranslate2's len^α differ for any other α, and so would the searches.
 ALPHA=${NMT_BENCH_ALPHA:-0}
 OUT=${NMT_BENCH_OUT:-$ROOT/build/bench-ct2}
+# OpenMP workers (CTranslate2's; nmt's OpenBLAS uses pthreads and ignores it) sleep rather than
+# spin while they wait: on this shared 2-core machine under load (average 4-6), CTranslate2 with 2
+# threads did 13-50 sentences/s spinning and 207-214 passive (transformer-small, greedy, batch 64).
+# Set OMP_WAIT_POLICY=active to measure spinning workers on an idle machine.
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 SRC="$DATA/multi30k/test_2016_flickr.en"
 REF="$DATA/multi30k/test_2016_flickr.fr"
 CT2="$ROOT/scripts/ct2_translate.py"
@@ -81,7 +86,7 @@ measure() {
   # nmt quantize names its int8 kernel on stderr ("... int8 kernel on this CPU: NAME").
   nmt_int8=""
   [[ -f "$OUT/nmt-quantize.log" ]] && nmt_int8=$(sed -n 's/.*int8 kernel on this CPU: *//p' "$OUT/nmt-quantize.log" | tail -n 1)
-  record machine "$("$PY" -c 'import json, sys; print(json.dumps({"cpu": sys.argv[1], "isa": sys.argv[2], "blas": json.loads(sys.argv[3]), "ct2": sys.argv[4], "nmt": sys.argv[5], "ct2_version": sys.argv[6], "nmt_int8": sys.argv[7]}))' \
+  record machine "$("$PY" -c 'import json, os, sys; print(json.dumps({"cpu": sys.argv[1], "isa": sys.argv[2], "blas": json.loads(sys.argv[3]), "ct2": sys.argv[4], "nmt": sys.argv[5], "ct2_version": sys.argv[6], "nmt_int8": sys.argv[7], "load": open("/proc/loadavg").read().split()[0], "omp_wait": os.environ.get("OMP_WAIT_POLICY")}))' \
     "$cpu" "$isa" "$blas" "$ct2_info" "$("$NMT" --version)" "$("$PY" -c 'import ctranslate2; print(ctranslate2.__version__)')" "${nmt_int8:-n/a}")"
 
   nmt_row() { # nmt_row PRECISION THREADS SEARCH BATCH
@@ -153,7 +158,8 @@ b = m["blas"]
 print(f"CPU: {m['cpu']} ({m['isa'].strip()}). {m['nmt']}, OpenBLAS kernels {b.get('blas_core') or 'library default'} "
       f"(matmul peak {b['peak_gflops']:.1f} GFLOP/s), int8 kernel {m.get('nmt_int8', 'n/a')}; "
       f"CTranslate2 {m['ct2_version']}: {m['ct2'].rstrip(';')}.")
-print(f"Median of {rounds} alternating rounds; sentences/s and target subwords/s exclude model load.\n")
+print(f"Median of {rounds} alternating rounds; sentences/s and target subwords/s exclude model load; "
+      f"OMP_WAIT_POLICY={m.get('omp_wait') or 'unset (spinning)'}; load average before/after: {m.get('load', '?')} / {open('/proc/loadavg').read().split()[0]}.\n")
 print("| weights | threads | search | batch | nmt sent/s | CT2 sent/s | nmt / CT2 | nmt tok/s | CT2 tok/s | nmt RSS MB | CT2 RSS MB |")
 print("|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|")
 
