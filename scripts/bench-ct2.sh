@@ -160,7 +160,7 @@ print(f"CPU: {m['cpu']} ({m['isa'].strip()}). {m['nmt']}, OpenBLAS kernels {b.ge
       f"CTranslate2 {m['ct2_version']}: {m['ct2'].rstrip(';')}.")
 print(f"Median of {rounds} alternating rounds; sentences/s and target subwords/s exclude model load; "
       f"OMP_WAIT_POLICY={m.get('omp_wait') or 'unset (spinning)'}; load average before/after: {m.get('load', '?')} / {open('/proc/loadavg').read().split()[0]}.\n")
-print("| weights | threads | search | batch | nmt sent/s | CT2 sent/s | nmt / CT2 | nmt tok/s | CT2 tok/s | nmt RSS MB | CT2 RSS MB |")
+print("| weights | threads | search | batch | nmt sent/s | CT2 sent/s | nmt / CT2 (median of rounds) | nmt tok/s | CT2 tok/s | nmt RSS MB | CT2 RSS MB |")
 print("|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|")
 
 def med(key, field):
@@ -173,15 +173,26 @@ def fmt(x, digits=1):
 keys = sorted({k.rsplit("/", 1)[0] for k in res if k.count("/") == 4}, key=lambda k: (
     k.split("/")[0] != "float32", int(k.split("/")[1][1:]), k.split("/")[2] != "greedy", k.split("/")[3] != "b64",
     k.split("/")[3]))
+def paired_ratio(nmt_key, ct2_key):
+    """Median over rounds of nmt / CTranslate2 within a round: robust to the machine's load drifting
+    between rounds, which moves both engines of a round alike."""
+    n, c = res.get(nmt_key), res.get(ct2_key)
+    if not n or not c or len(n) != len(c):
+        return "n/a"
+    return f"{statistics.median(a['sentences_per_s'] / b['sentences_per_s'] for a, b in zip(n, c)):.2f}x"
+
 for k in keys:
     p, t, s, batch = k.split("/")
-    n_sps, c_sps = med(f"{k}/nmt", "sentences_per_s"), med(f"{k}/ct2", "sentences_per_s")
-    ratio = f"{n_sps / c_sps:.2f}x" if n_sps and c_sps else "n/a"
+    # CTranslate2's token-budget rows are compared with nmt's batches of 64 (nmt bench translate
+    # batches by sentences).
+    nmt_key = f"{k}/nmt" if batch.startswith("b") else f"{p}/{t}/{s}/b64/nmt"
+    n_sps, c_sps = med(nmt_key, "sentences_per_s"), med(f"{k}/ct2", "sentences_per_s")
     sents = (res.get(f"{k}/ct2") or [{}])[0].get("sentences", "")
-    label = f"{batch[1:]} ({sents} sent.)" if batch.startswith("b") else f"CT2: {tokens} tokens"
-    print(f"| {p} | {t[1:]} | {'greedy' if s == 'greedy' else 'beam 5'} | {label} | {fmt(n_sps)} | {fmt(c_sps)} | {ratio} | "
-          f"{fmt(med(f'{k}/nmt', 'target_tokens_per_s'), 0)} | {fmt(med(f'{k}/ct2', 'target_tokens_per_s'), 0)} | "
-          f"{fmt(med(f'{k}/nmt', 'peak_rss_mb'), 0)} | {fmt(med(f'{k}/ct2', 'peak_rss_mb'), 0)} |")
+    label = f"{batch[1:]} ({sents} sent.)" if batch.startswith("b") else f"nmt 64 / CT2 {tokens} tokens"
+    print(f"| {p} | {t[1:]} | {'greedy' if s == 'greedy' else 'beam 5'} | {label} | {fmt(n_sps)} | {fmt(c_sps)} | "
+          f"{paired_ratio(nmt_key, f'{k}/ct2')} | "
+          f"{fmt(med(nmt_key, 'target_tokens_per_s'), 0)} | {fmt(med(f'{k}/ct2', 'target_tokens_per_s'), 0)} | "
+          f"{fmt(med(nmt_key, 'peak_rss_mb'), 0)} | {fmt(med(f'{k}/ct2', 'peak_rss_mb'), 0)} |")
 print()
 for p in ["float32", "int8"]:
     for t in sorted({k.split("/")[1] for k in res if k.startswith(f"{p}/t") and k.endswith("/first/ct2")}):
