@@ -13,6 +13,8 @@
 # Trained model directories make the translation rows realistic (output lengths of a real
 # model); without them freshly initialised models are used, which decode to the length limit:
 #   NMT_BENCH_SMALL=runs/tsmall NMT_BENCH_GRU=runs/gru NMT_BENCH_BASE=... scripts/bench.sh
+# With NMT_BENCH_SMALL given, scripts/bench-ct2.sh follows (nmt against CTranslate2 on that model,
+# its own table, ~10 more minutes with NMT_BENCH_ROUNDS=3; NMT_BENCH_CT2=0 leaves it out).
 # Other knobs: NMT_BENCH_ALPHA (beam search's length-penalty α, 0.6), NMT_BENCH_THREADS (2), NMT_BENCH_OUT (build/bench), NMT_DATA, NMT_BINARY, NMT_PYTHON.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -158,3 +160,9 @@ for name in ["transformer-small", "transformer-base", "gru-small"]:
     print(f"| {name} | time to first translated line (model load included, s) | {float(res[f'{name}/first_line']):.2f} | | |")
 PYEOF
 log "results in $OUT (results.jsonl, table.md)"
+
+if [[ -n "${NMT_BENCH_SMALL:-}" && "${NMT_BENCH_CT2:-1}" == 1 ]]; then
+  log "nmt against CTranslate2 on $NMT_BENCH_SMALL (scripts/bench-ct2.sh)"
+  NMT_BENCH_CT2_MODEL="$NMT_BENCH_SMALL" NMT_BINARY="$NMT" NMT_DATA="$DATA" NMT_BENCH_OUT="$OUT/ct2" \
+    bash "$ROOT/scripts/bench-ct2.sh"
+fi

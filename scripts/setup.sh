@@ -9,7 +9,9 @@
 #                        when configured with the same NMT_LIBTORCH=wheel (see CMakeLists.txt).
 # Either way the other Debian packages below are installed. NMT_SETUP_BENCH=1 adds what
 # scripts/bench.sh needs: Python PyTorch of the same LibTorch (python3-torch for Debian's, the
-# same wheel's Python side for the wheel), Google Benchmark and wrk (scripts/bench-serve.sh).
+# same wheel's Python side for the wheel), Google Benchmark and wrk (scripts/bench-serve.sh), and
+# CTranslate2 with SentencePiece's Python module (scripts/bench-ct2.sh: nmt against CTranslate2
+# on the same weights; its converter reads model.pt with the wheel's Python PyTorch).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -123,6 +125,23 @@ install_torch_wheel() {
   fi
 }
 
+# scripts/bench-ct2.sh's other engine, pinned: the newest CPU wheel on PyPI when it was set.
+CT2_VERSION=4.8.5
+SENTENCEPIECE_VERSION=0.2.3
+install_ctranslate2() {
+  local have
+  have=$(python3 -c 'import ctranslate2, sentencepiece; print(ctranslate2.__version__, sentencepiece.__version__)' 2>/dev/null || true)
+  if [[ "$have" == "$CT2_VERSION $SENTENCEPIECE_VERSION" ]]; then
+    echo "setup: CTranslate2 $CT2_VERSION and SentencePiece $SENTENCEPIECE_VERSION (Python) present"
+    return
+  fi
+  echo "setup: installing CTranslate2 $CT2_VERSION and SentencePiece $SENTENCEPIECE_VERSION (Python)"
+  # Not fatal: only scripts/bench-ct2.sh and one ctest (skipped without them) need these.
+  $(pip_cmd) install -q --root-user-action=ignore "ctranslate2==$CT2_VERSION" "sentencepiece==$SENTENCEPIECE_VERSION" ||
+    echo "setup: WARNING: CTranslate2/SentencePiece not installed; scripts/bench-ct2.sh cannot run" >&2
+}
+
 install_debian_packages
 [[ "$LIBTORCH" == wheel ]] && install_torch_wheel
+[[ "${NMT_SETUP_BENCH:-0}" == 1 ]] && install_ctranslate2
 echo "setup: done (NMT_LIBTORCH=$LIBTORCH)"
