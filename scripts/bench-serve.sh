@@ -65,8 +65,8 @@ measure_offline() {  # keeps the best batch-64 rate and single-sentence time see
   ms=$(calc "1000 * ($batch1 - $startup) / ($lines - 1)")
   printf 'offline (%s): batch 64: %.1f sentences/s; batch 1: %.1f ms per sentence (start-up %.2f s subtracted)\n' \
     "$1" "$sps" "$ms" "$startup"
-  offline_sps=$(calc "$sps > $offline_sps ? $sps : $offline_sps")
-  single_ms=$(calc "$ms < $single_ms ? $ms : $single_ms")
+  offline_sps=$(calc "($sps > $offline_sps) ? $sps : $offline_sps")
+  single_ms=$(calc "($ms < $single_ms) ? $ms : $single_ms")
 }
 measure_offline before
 
