@@ -6,7 +6,9 @@
 //   bench init       a model directory with freshly initialised weights (no training)
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -16,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "search_flags.h"
 #include "train_options.h"
 #include "nmt/data/batching.h"
 #include "nmt/data/corpus.h"
@@ -232,6 +235,16 @@ void add_init(CLI::App& bench) {
   });
 }
 
+// p50/p95/p99 (nearest rank) and mean of per-sentence times; null when none were taken.
+nlohmann::json latency_summary(std::vector<double> ms) {
+  if (ms.empty()) return nullptr;
+  std::sort(ms.begin(), ms.end());
+  auto rank = [&](double p) { return ms[std::min(ms.size() - 1, static_cast<size_t>(std::ceil(p * ms.size())) - 1)]; };
+  double sum = 0;
+  for (double x : ms) sum += x;
+  return {{"p50", rank(0.50)}, {"p95", rank(0.95)}, {"p99", rank(0.99)}, {"mean", sum / ms.size()}};
+}
+
 void add_translate(CLI::App& bench) {
   auto* cmd = bench.add_subcommand("translate", "Translation speed of a model directory on a source file");
   auto model_dir = std::make_shared<std::string>();
@@ -239,24 +252,26 @@ void add_translate(CLI::App& bench) {
   auto threads = std::make_shared<int>(0);
   auto batch_size = std::make_shared<int64_t>(64);
   auto limit = std::make_shared<size_t>(0);
-  auto beam = std::make_shared<int64_t>(1);
-  auto alpha = std::make_shared<double>(0.6);
-  auto shrink = std::make_shared<bool>(false);
+  auto search = std::make_shared<SearchFlags>();
   auto dump_ids = std::make_shared<std::string>();
   auto dump_hyp_ids = std::make_shared<std::string>();
   auto device_name = std::make_shared<std::string>("cpu");
+  auto per_sentence = std::make_shared<bool>(false);
   cmd->add_option("-m,--model", *model_dir, "Model directory")->required();
   cmd->add_option("--device", *device_name, "cpu, cuda or cuda:N (as nmt translate --device)")->capture_default_str();
   cmd->add_option("--src", *src, "Source sentences")->required();
   cmd->add_option("--threads", *threads, "Threads (as nmt translate --threads)")->capture_default_str();
   cmd->add_option("--batch-size", *batch_size, "Sentences per batch")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--limit", *limit, "Only the first N sentences (0 = all)")->capture_default_str();
-  cmd->add_option("--beam", *beam, "Beam size (1 = greedy)")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--alpha", *alpha, "GNMT length-penalty α for beam search")->capture_default_str();
-  cmd->add_flag("--beam-shrink", *shrink, "Shrinking beams (as nmt translate --beam-shrink)");
+  add_search_flags(cmd, *search, "Beam size (1 = greedy)");
   cmd->add_option("--dump-ids", *dump_ids, "Write the encoded sources as JSON lines of ids (for the PyTorch reference)");
   cmd->add_option("--dump-hyp-ids", *dump_hyp_ids, "Write the output ids as JSON lines (greedy only)");
+  cmd->add_flag("--per-sentence", *per_sentence,
+                "Translate the sentences one at a time, each timed: adds latency_ms (p50, p95, p99, mean) to the result, "
+                "what a server's latency at one connection compares with");
   cmd->callback([=] {
+    check_search_flags(*search, 1000);
+    const int64_t beam = search->beam.beam;
     set_threads(*threads);
     const torch::Device device = resolve_device(*device_name);
     const auto t_load = Clock::now();
@@ -273,22 +288,37 @@ void add_translate(CLI::App& bench) {
     }
     decode::DecodeOptions d;
     d.max_sentences = *batch_size;
+    search->apply_to(d);
     decode::TranslateStats stats;
     std::vector<decode::Hypothesis> hyps;
     // One untimed sentence first: the allocator and thread pools warm up, as in the reference.
     translator.translate({lines.front()}, d);
     synchronize(device);
     reset_peak_gpu_memory(device);
+    const decode::BeamOptions& b = search->beam;
+    auto translate = [&](const std::vector<std::string>& batch) {
+      if (beam > 1) {
+        translator.translate_beam(batch, d, b, &stats);
+      } else {
+        std::vector<decode::Hypothesis> h;
+        translator.translate(batch, d, &stats, &h);
+        for (auto& x : h) hyps.push_back(std::move(x));
+      }
+      synchronize(device);
+    };
+    std::vector<double> latencies_ms;
     const auto t0 = Clock::now();
-    if (*beam > 1) {
-      decode::BeamOptions b{*beam, 1, decode::LengthPenalty::kGnmt, *alpha, *shrink};
-      translator.translate_beam(lines, d, b, &stats);
+    if (*per_sentence) {
+      for (const auto& line : lines) {
+        const auto start = Clock::now();
+        translate({line});
+        latencies_ms.push_back(1000 * seconds_since(start));
+      }
     } else {
-      translator.translate(lines, d, &stats, &hyps);
+      translate(lines);
     }
-    synchronize(device);
     const double secs = seconds_since(t0);
-    if (!dump_hyp_ids->empty() && *beam == 1) {
+    if (!dump_hyp_ids->empty() && beam == 1) {
       std::string text;
       for (const auto& h : hyps) text += nlohmann::json(h.tokens).dump() + "\n";
       write_file_atomic(*dump_hyp_ids, text);
@@ -297,11 +327,12 @@ void add_translate(CLI::App& bench) {
     std::cout << nlohmann::json{{"impl", "nmt"}, {"model", translator.loaded().model_config.type},
                                 {"weights", weights}, {"int8_kernel", weights == "int8" ? nlohmann::json(quant::kernel_name()) : nlohmann::json()},
                                 {"batch_size", *batch_size},
-                                {"beam", *beam}, {"beam_shrink", *shrink}, {"sentences", lines.size()}, {"seconds", secs},
+                                {"beam", beam}, {"beam_shrink", b.shrink}, {"alpha", b.alpha}, {"sentences", lines.size()}, {"seconds", secs},
                                 {"sentences_per_s", lines.size() / secs}, {"target_tokens", stats.target_tokens},
                                 {"target_tokens_per_s", stats.target_tokens / secs}, {"load_seconds", load_secs},
                                 {"peak_rss_mb", peak_rss_mb()}, {"device", device.str()},
-                                {"peak_gpu_mb", peak_gpu_mb(device)}}
+                                {"peak_gpu_mb", peak_gpu_mb(device)},
+                                {"latency_ms", latency_summary(latencies_ms)}}
                      .dump()
               << '\n';
   });

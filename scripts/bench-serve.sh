@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # HTTP load on `nmt serve`, against `nmt translate` offline, in one run on one machine:
-#   * offline: `nmt translate --batch-size 64` and `--batch-size 1` over the source file (the
-#     binary's start-up and model loading, timed on a one-line input, are subtracted), giving
-#     batch-64 sentences/s and the single-sentence translation time, measured before and again
+#   * offline: `nmt bench translate` (model loading not timed) over the source file at batch 64,
+#     and one sentence at a time with each sentence timed (--per-sentence), giving batch-64
+#     sentences/s and the single-sentence times (mean, p50, p99), measured before and again
 #     after the online loads; the ratios use the faster of the two (the load of a shared
 #     machine changes within a run, and this way it cannot flatter the server);
 #   * online: `nmt serve` on loopback, loaded by wrk with 1, 8 and 64 connections, one sentence
@@ -38,35 +38,32 @@ cleanup() {
 }
 trap cleanup EXIT
 lines=$(wc -l < "$src")
-head -n 1 "$src" > "$work/one.txt"
 echo "bench-serve: $(basename "$model"), $lines sentences of $(basename "$src"), --threads $threads ${NMT_DECODE_ARGS:-}, $(nproc) cores"
 echo "bench-serve: CPU $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)," \
   "OpenBLAS kernels $("$nmt" bench matmul --threads 1 | sed -nE 's/.*"blas_core":"([^"]*)".*/\1/p')"
 echo "bench-serve: load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-seconds_of() {  # wall seconds of a command, its output discarded
-  local start end
-  start=$(date +%s.%N)
-  "$@" > /dev/null
-  end=$(date +%s.%N)
-  calc "$end - $start"
-}
 calc() { awk "BEGIN { printf \"%.6f\", $* }"; }
 decode_args=(${NMT_DECODE_ARGS:-})
-translate() { "$nmt" translate -q -m "$model" --threads "$threads" "${decode_args[@]}" "$@"; }
 offline_sps=0
 single_ms=1e9
-measure_offline() {  # keeps the best batch-64 rate and single-sentence time seen so far
-  local startup batch64 batch1 sps ms
-  startup=$(seconds_of translate --input "$work/one.txt")
-  batch64=$(seconds_of translate --batch-size 64 --input "$src")
-  batch1=$(seconds_of translate --batch-size 1 --input "$src")
-  sps=$(calc "$lines / ($batch64 - $startup)")
-  ms=$(calc "1000 * ($batch1 - $startup) / ($lines - 1)")
-  printf 'offline (%s): batch 64: %.1f sentences/s; batch 1: %.1f ms per sentence (start-up %.2f s subtracted)\n' \
-    "$1" "$sps" "$ms" "$startup"
+single_p50=1e9
+single_p99=1e9
+field() { python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print(eval(sys.argv[2], {}, r))' "$1" "$2"; }
+measure_offline() {  # keeps the best batch-64 rate and single-sentence times seen so far
+  local b64 b1 sps ms p50 p99
+  b64=$("$nmt" bench translate -m "$model" --src "$src" --threads "$threads" --batch-size 64 "${decode_args[@]}" | tail -n 1)
+  b1=$("$nmt" bench translate -m "$model" --src "$src" --threads "$threads" --batch-size 1 --per-sentence "${decode_args[@]}" | tail -n 1)
+  sps=$(field "$b64" sentences_per_s)
+  ms=$(field "$b1" "latency_ms['mean']")
+  p50=$(field "$b1" "latency_ms['p50']")
+  p99=$(field "$b1" "latency_ms['p99']")
+  printf 'offline (%s): batch 64: %.1f sentences/s; one at a time: mean %.1f ms, p50 %.1f ms, p99 %.1f ms per sentence\n' \
+    "$1" "$sps" "$ms" "$p50" "$p99"
   offline_sps=$(calc "($sps > $offline_sps) ? $sps : $offline_sps")
   single_ms=$(calc "($ms < $single_ms) ? $ms : $single_ms")
+  single_p50=$(calc "($p50 < $single_p50) ? $p50 : $single_p50")
+  single_p99=$(calc "($p99 < $single_p99) ? $p99 : $single_p99")
 }
 measure_offline before
 
@@ -121,11 +118,12 @@ for c in $connections; do
   printf 'online: %d connection(s): %.1f requests/s, p50/p95/p99 %.1f/%.1f/%.1f ms, %d errors (load average %s)\n' \
     "$c" "$rps" "$p50" "$p95" "$p99" "$errors" "$(cut -d' ' -f1 /proc/loadavg)"
   echo "$c $rps $p50 $p95 $p99 $errors" >> "$work/rows.txt"
-  [[ "$c" == 1 ]] && p99_one=$p99
+  [[ "$c" == 1 ]] && p99_one=$p99 && p50_one=$p50
 done
 echo
 measure_offline after
-printf 'offline, the faster of the two: batch 64: %.1f sentences/s; batch 1: %.1f ms per sentence\n' "$offline_sps" "$single_ms"
+printf 'offline, the faster of the two: batch 64: %.1f sentences/s; one at a time: mean %.1f, p50 %.1f, p99 %.1f ms\n' \
+  "$offline_sps" "$single_ms" "$single_p50" "$single_p99"
 echo
 echo "| connections | requests/s | p50 ms | p95 ms | p99 ms | errors | vs offline batch 64 |"
 echo "|---:|---:|---:|---:|---:|---:|---:|"
@@ -133,7 +131,11 @@ while read -r c rps p50 p95 p99 errors; do
   printf '| %d | %.1f | %.1f | %.1f | %.1f | %d | %.0f %% |\n' "$c" "$rps" "$p50" "$p95" "$p99" "$errors" "$(calc "100 * $rps / $offline_sps")"
 done < "$work/rows.txt"
 echo
-[[ -n "${p99_one:-}" ]] && printf 'p99 at 1 connection / single-sentence time: %.2f\n' "$(calc "$p99_one / $single_ms")"
+if [[ -n "${p99_one:-}" ]]; then
+  printf 'p99 at 1 connection / mean single-sentence time: %.2f\n' "$(calc "$p99_one / $single_ms")"
+  printf 'at 1 connection against one sentence at a time offline: p50 %.2fx, p99 %.2fx\n' \
+    "$(calc "$p50_one / $single_p50")" "$(calc "$p99_one / $single_p99")"
+fi
 echo "bench-serve: load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 kill -TERM "$server_pid"
 wait "$server_pid" && echo "bench-serve: server stopped cleanly (exit 0)"
