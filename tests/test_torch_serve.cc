@@ -261,6 +261,34 @@ TEST_F(Serve, ConcurrentRequestsShareBatchesAndGetTheTranslationsTheyGetAlone) {
   EXPECT_EQ(server.log().find("POST /translate"), std::string::npos) << "--quiet logs no requests";
 }
 
+// --workers 2: two batches decode at once on one shared model; every client still gets the
+// translation it gets alone, and a request split over both workers keeps its order.
+TEST_F(Serve, TwoWorkersGiveEachRequestTheTranslationItGetsAlone) {
+  ServerProcess server("-m " + model() + " --workers 2 --threads 1 --max-batch 3 --batch-wait-ms 20 -q", file("workers.log"));
+  ASSERT_GT(server.port(), 0) << server.log();
+  std::vector<std::string> alone;
+  for (const auto& s : kSources) alone.push_back(translate(server.port(), {{"text", s}}).json()["translation"]);
+  std::vector<std::string> many;
+  for (size_t i = 0; i < 12; ++i) many.push_back(kSources[i % kSources.size()]);
+  const size_t clients = 24;
+  std::vector<HttpReply> replies(clients);
+  HttpReply long_reply;
+  std::vector<std::thread> threads;
+  threads.emplace_back([&] { long_reply = translate(server.port(), {{"text", many}}); });
+  for (size_t i = 0; i < clients; ++i)
+    threads.emplace_back([&, i] { replies[i] = translate(server.port(), {{"text", kSources[i % kSources.size()]}}); });
+  for (auto& t : threads) t.join();
+  for (size_t i = 0; i < clients; ++i) {
+    ASSERT_EQ(replies[i].status, 200) << replies[i].body;
+    EXPECT_EQ(replies[i].json()["translation"], alone[i % kSources.size()]) << kSources[i % kSources.size()];
+  }
+  ASSERT_EQ(long_reply.status, 200) << long_reply.body;
+  const auto translations = long_reply.json()["translation"];
+  ASSERT_EQ(translations.size(), many.size());
+  for (size_t i = 0; i < many.size(); ++i) EXPECT_EQ(translations[i], alone[i % kSources.size()]) << "sentence " << i;
+  EXPECT_EQ(server.stop(), 0);
+}
+
 TEST_F(Serve, HostileClientsGetJsonErrorsAndTheServerKeepsServing) {
   ServerProcess server("-m " + model() + " --max-body-bytes 100000 --max-sentences 100 --timeout 1 -q", file("hostile.log"));
   ASSERT_GT(server.port(), 0) << server.log();
