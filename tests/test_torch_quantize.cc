@@ -356,14 +356,34 @@ TEST_F(QuantizeCli, Int8WeightsWhereFp32BelongAreRefused) {
   expect_one_error_line(r);
 }
 
+// The offset of the middle byte of a zip archive's largest stored record (0 if none is found).
+size_t middle_of_largest_zip_record(const std::string& zip) {
+  auto u16 = [&](size_t at) { return static_cast<size_t>(static_cast<uint8_t>(zip[at])) | static_cast<size_t>(static_cast<uint8_t>(zip[at + 1])) << 8; };
+  auto u32 = [&](size_t at) { return u16(at) | u16(at + 2) << 16; };
+  size_t best_size = 0, best_middle = 0;
+  for (size_t at = zip.find("PK\x01\x02"); at != std::string::npos && at + 46 <= zip.size(); at = zip.find("PK\x01\x02", at + 4)) {
+    const size_t size = u32(at + 20), local = u32(at + 42);
+    if (size <= best_size || local + 30 > zip.size()) continue;
+    const size_t data = local + 30 + u16(local + 26) + u16(local + 28);
+    if (data + size > zip.size()) continue;
+    best_size = size;
+    best_middle = data + size / 2;
+  }
+  return best_middle;
+}
+
 TEST_F(QuantizeCli, TruncatedOrCorruptedInt8FilesAreRefused) {
   const std::string original = slurp(int8() + "/model.int8.pt");
   const std::string truncated = copy_of(int8(), "truncated");
   nmt::test::write_bytes(truncated + "/model.int8.pt", original.substr(0, original.size() / 2));
-  // A flipped byte in the middle of the largest tensor's data (the embedding, stored uncompressed).
+  // A flipped byte in the middle of the largest tensor's data (the zip stores tensors
+  // uncompressed). Found through the zip's central directory: the middle of the file may be
+  // padding or a header, depending on the LibTorch version's archive layout.
   const std::string corrupted = copy_of(int8(), "corrupted");
   std::string flipped = original;
-  flipped[flipped.size() / 2] = static_cast<char>(flipped[flipped.size() / 2] ^ 0x40);
+  const size_t middle = middle_of_largest_zip_record(original);
+  ASSERT_GT(middle, 0u);
+  flipped[middle] = static_cast<char>(flipped[middle] ^ 0x40);
   nmt::test::write_bytes(corrupted + "/model.int8.pt", flipped);
   for (const auto& broken : {truncated, corrupted}) {
     auto r = run_command(translate("-m " + broken + " --input " + fixture("tiny.en")));

@@ -103,6 +103,9 @@ bool Batcher::next_batch(DecodeKey& key, std::vector<Piece>& batch) {
       answered_ = 0;
       stats_.batches += 1;
       stats_.sentences += n;
+      // submit() woke one worker; what it left (a full batch, or the start of a window) is
+      // another idle worker's to take or to time.
+      if (queued_total_ > 0) queued_.notify_one();
       return true;
     }
     queued_.wait_until(lock, due);
