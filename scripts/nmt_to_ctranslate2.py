@@ -126,6 +126,11 @@ def build_spec(config, weights, pieces):
         linear(target.ffn.linear_1, f"{prefix}.ffn.fc2")
         norm(target.ffn.layer_norm, f"{prefix}.{norm_name}")
 
+    def self_attention_and_norm(target, prefix):
+        linear(target.self_attention.linear[0], f"{prefix}.self_attn.qkv_proj")
+        linear(target.self_attention.linear[1], f"{prefix}.self_attn.out_proj")
+        norm(target.self_attention.layer_norm, f"{prefix}.norm1")
+
     src_table = w("src_embedding.weight")
     shared = config["shared_vocab"] and config["src_vocab"] == config["tgt_vocab"]
     tgt_table = src_table if shared else w("tgt_embedding.weight")
@@ -136,9 +141,7 @@ def build_spec(config, weights, pieces):
     spec.encoder.scale_embeddings = True
     for i, layer in enumerate(spec.encoder.layer):
         p = f"encoder.layers.{i}"
-        linear(layer.self_attention.linear[0], f"{p}.self_attn.qkv_proj")
-        linear(layer.self_attention.linear[1], f"{p}.self_attn.out_proj")
-        norm(layer.self_attention.layer_norm, f"{p}.norm1")
+        self_attention_and_norm(layer, p)
         ffn_and_norm(layer, p, "norm2")
     if config["pre_norm"]:
         norm(spec.encoder.layer_norm, "encoder.final_norm")
@@ -148,9 +151,7 @@ def build_spec(config, weights, pieces):
     spec.decoder.scale_embeddings = True
     for i, layer in enumerate(spec.decoder.layer):
         p = f"decoder.layers.{i}"
-        linear(layer.self_attention.linear[0], f"{p}.self_attn.qkv_proj")
-        linear(layer.self_attention.linear[1], f"{p}.self_attn.out_proj")
-        norm(layer.self_attention.layer_norm, f"{p}.norm1")
+        self_attention_and_norm(layer, p)
         linear(layer.attention.linear[0], f"{p}.cross_attn.q_proj")
         linear(layer.attention.linear[1], f"{p}.cross_attn.kv_proj")
         linear(layer.attention.linear[2], f"{p}.cross_attn.out_proj")

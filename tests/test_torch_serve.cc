@@ -237,22 +237,33 @@ TEST_F(Serve, AnswersHealthModelsAndTranslatesAsNmtTranslateDoes) {
   EXPECT_EQ(server.stop(), 0) << server.log();
 }
 
-TEST_F(Serve, ConcurrentRequestsShareBatchesAndGetTheTranslationsTheyGetAlone) {
-  ServerProcess server("-m " + model() + " --batch-wait-ms 100 -q", file("batch.log"));
-  ASSERT_GT(server.port(), 0) << server.log();
+// Each of kSources translated alone, one request at a time.
+std::vector<std::string> translations_alone(int port) {
   std::vector<std::string> alone;
-  for (const auto& s : kSources) alone.push_back(translate(server.port(), {{"text", s}}).json()["translation"]);
-  const auto before = request(server.port(), "GET", "/health").json();
-  const size_t clients = 24;
+  for (const auto& s : kSources) alone.push_back(translate(port, {{"text", s}}).json()["translation"]);
+  return alone;
+}
+
+// `clients` one-sentence requests sent at once (kSources in turn), each checked against `alone`.
+void expect_concurrent_clients_get(int port, size_t clients, const std::vector<std::string>& alone) {
   std::vector<HttpReply> replies(clients);
   std::vector<std::thread> threads;
   for (size_t i = 0; i < clients; ++i)
-    threads.emplace_back([&, i] { replies[i] = translate(server.port(), {{"text", kSources[i % kSources.size()]}}); });
+    threads.emplace_back([&, i] { replies[i] = translate(port, {{"text", kSources[i % kSources.size()]}}); });
   for (auto& t : threads) t.join();
   for (size_t i = 0; i < clients; ++i) {
     ASSERT_EQ(replies[i].status, 200) << replies[i].body;
     EXPECT_EQ(replies[i].json()["translation"], alone[i % kSources.size()]) << kSources[i % kSources.size()];
   }
+}
+
+TEST_F(Serve, ConcurrentRequestsShareBatchesAndGetTheTranslationsTheyGetAlone) {
+  ServerProcess server("-m " + model() + " --batch-wait-ms 100 -q", file("batch.log"));
+  ASSERT_GT(server.port(), 0) << server.log();
+  const auto alone = translations_alone(server.port());
+  const auto before = request(server.port(), "GET", "/health").json();
+  const size_t clients = 24;
+  expect_concurrent_clients_get(server.port(), clients, alone);
   const auto after = request(server.port(), "GET", "/health").json();
   const size_t batches = after["batches"].get<size_t>() - before["batches"].get<size_t>();
   EXPECT_EQ(after["sentences"].get<size_t>() - before["sentences"].get<size_t>(), clients);
@@ -266,22 +277,13 @@ TEST_F(Serve, ConcurrentRequestsShareBatchesAndGetTheTranslationsTheyGetAlone) {
 TEST_F(Serve, TwoWorkersGiveEachRequestTheTranslationItGetsAlone) {
   ServerProcess server("-m " + model() + " --workers 2 --threads 1 --max-batch 3 --batch-wait-ms 20 -q", file("workers.log"));
   ASSERT_GT(server.port(), 0) << server.log();
-  std::vector<std::string> alone;
-  for (const auto& s : kSources) alone.push_back(translate(server.port(), {{"text", s}}).json()["translation"]);
+  const auto alone = translations_alone(server.port());
   std::vector<std::string> many;
   for (size_t i = 0; i < 12; ++i) many.push_back(kSources[i % kSources.size()]);
-  const size_t clients = 24;
-  std::vector<HttpReply> replies(clients);
   HttpReply long_reply;
-  std::vector<std::thread> threads;
-  threads.emplace_back([&] { long_reply = translate(server.port(), {{"text", many}}); });
-  for (size_t i = 0; i < clients; ++i)
-    threads.emplace_back([&, i] { replies[i] = translate(server.port(), {{"text", kSources[i % kSources.size()]}}); });
-  for (auto& t : threads) t.join();
-  for (size_t i = 0; i < clients; ++i) {
-    ASSERT_EQ(replies[i].status, 200) << replies[i].body;
-    EXPECT_EQ(replies[i].json()["translation"], alone[i % kSources.size()]) << kSources[i % kSources.size()];
-  }
+  std::thread long_client([&] { long_reply = translate(server.port(), {{"text", many}}); });
+  expect_concurrent_clients_get(server.port(), 24, alone);
+  long_client.join();
   ASSERT_EQ(long_reply.status, 200) << long_reply.body;
   const auto translations = long_reply.json()["translation"];
   ASSERT_EQ(translations.size(), many.size());
