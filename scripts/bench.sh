@@ -15,6 +15,8 @@
 #   NMT_BENCH_SMALL=runs/tsmall NMT_BENCH_GRU=runs/gru NMT_BENCH_BASE=... scripts/bench.sh
 # With NMT_BENCH_SMALL given, scripts/bench-ct2.sh follows (nmt against CTranslate2 on that model,
 # its own table, ~10 more minutes with NMT_BENCH_ROUNDS=3; NMT_BENCH_CT2=0 leaves it out).
+# NMT_BENCH_TRAIN_ONLY=1: only the training rows of transformer-small and gru-small (~3 minutes; run it
+# twice or more for the spread).
 # Other knobs: NMT_BENCH_ALPHA (beam search's length-penalty α, 0.6), NMT_BENCH_THREADS (2), NMT_BENCH_OUT (build/bench), NMT_DATA, NMT_BINARY, NMT_PYTHON.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -65,8 +67,10 @@ models=(
   "transformer-base transformer-base 1500 1 3 ${NMT_BENCH_BASE:-}"
   "gru-small gru-small 2500 3 10 ${NMT_BENCH_GRU:-}"
 )
+TRAIN_ONLY=${NMT_BENCH_TRAIN_ONLY:-0}
 for spec in "${models[@]}"; do
   read -r name preset max_tokens warmup steps trained <<< "$spec"
+  [[ $TRAIN_ONLY == 1 && $name == transformer-base ]] && continue
   dir="$OUT/$name"
   if [[ -n "$trained" ]]; then
     dir="$trained"
@@ -83,6 +87,7 @@ for spec in "${models[@]}"; do
   log "$name: training, PyTorch"
   record "$name/train/torch" "$(ref train --config "$OUT/$name.config.json" --batches "$OUT/$name.batches.jsonl" \
     --warmup "$warmup" --steps "$steps" --threads "$T")"
+  [[ $TRAIN_ONLY == 1 ]] && continue
 
   # Translation: batch 64 on the whole test set, batch 1 on its first 100 sentences
   # (the naive loop on the first 100 at both sizes: it is quadratic in the output length).
@@ -143,7 +148,10 @@ for name in ["transformer-small", "transformer-base", "gru-small"]:
     n, p = res[f"{name}/train/nmt"], res[f"{name}/train/torch"]
     print(f"| {name} | training tokens/s ({n['steps']} steps, {n['max_tokens']}-token batches) | {n['tokens_per_s']:.0f} | {p['tokens_per_s']:.0f} | {ratio(n['tokens_per_s'], p['tokens_per_s'])} |")
     print(f"| {name} | training GFLOP/s (% of peak) | {n['gflops']:.1f} ({100 * n['gflops'] / peak:.0f} %) | {n['gflops'] * n['seconds'] / p['seconds']:.1f} | |")
+    print(f"| {name} | training loss after {n['steps']} steps (same batches) | {n['final_loss']:.6f} | {p.get('final_loss', float('nan')):.6f} | |")
     print(f"| {name} | training peak RSS (MB) | {n['peak_rss_mb']:.0f} | {p['peak_rss_mb']:.0f} | |")
+    if f"{name}/b64/nmt" not in res:
+        continue
     for b in ["64", "1"]:
         nt, c, nv = res[f"{name}/b{b}/nmt"], res[f"{name}/b{b}/cached"], res[f"{name}/b{b}/naive"]
         same = "identical outputs" if res.get(f"{name}/b{b}/identical") else "OUTPUTS DIFFER"

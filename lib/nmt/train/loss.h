@@ -9,8 +9,15 @@ struct LossSums {
 };
 
 // Label-smoothed cross-entropy as in fairseq: (1-ε-ε/(V-1))·nll + ε/(V-1)·Σ_v -log p_v,
-// ignoring positions whose target is padding. logits [B,T,V], target [B,T].
+// ignoring positions whose target is padding. logits [B,T,V], target [B,T]. On the CPU in
+// float32 it is one fused node (nmt/kernels/softmax_xent.h: no log-probabilities materialised,
+// the gradient written in one pass, sums in double); elsewhere LibTorch's operators.
 LossSums label_smoothed_loss(const torch::Tensor& logits, const torch::Tensor& target, double epsilon,
                              int64_t pad_id = 0);
+
+// The same loss from LibTorch's operators (log_softmax, gather, sum) on any device: what the
+// fused kernel is tested against.
+LossSums label_smoothed_loss_reference(const torch::Tensor& logits, const torch::Tensor& target, double epsilon,
+                                       int64_t pad_id = 0);
 
 }  // namespace nmt::train

@@ -49,7 +49,12 @@ std::vector<OptionSpec<TrainOptions>> make_specs() {
 
       option("lr", "--lr", "Optimisation", "Peak learning rate, reached after --warmup updates", &O::lr).positive(kHuge),
       option("warmup", "--warmup", "Optimisation", "Linear warm-up steps", &O::warmup).range(0, kMany),
-      option("lr_schedule", "--lr-schedule", "Optimisation", "After warm-up", &O::lr_schedule),
+      option("lr_schedule", "--lr-schedule", "Optimisation",
+             "After warm-up: inverse-sqrt, constant, or linear/cosine decay to --min-lr over the run's budget "
+             "(--max-steps or --max-time, whichever ends first)",
+             &O::lr_schedule),
+      option("min_lr", "--min-lr", "Optimisation", "Learning rate at the end of a linear or cosine schedule", &O::min_lr)
+          .range(0, kHuge),
       option("adam_beta1", "--adam-beta1", "Optimisation", "Adam's β1", &O::adam_beta1).range(0, 0.999999),
       option("adam_beta2", "--adam-beta2", "Optimisation", "Adam's β2", &O::adam_beta2).range(0, 0.999999),
       option("adam_eps", "--adam-eps", "Optimisation", "Adam's ε", &O::adam_eps).positive(1),
@@ -165,6 +170,18 @@ void validate_options(const TrainOptions& o, const std::function<std::string(con
   if (o.subword_nbest == 0) {
     const OptionError e("subword_nbest", fmt::format(" is 0, must be -1 (the whole lattice) or between 1 and {}",
                                                      text::SubwordModel::kMaxSampleNbest));
+    if (!name) throw e;
+    throw UsageError(e.message(name));
+  }
+  // A decay that ends with the budget needs one.
+  if (decays_with_budget(o.lr_schedule) && o.max_steps <= 0 && o.max_time_s <= 0) {
+    const OptionError e("lr_schedule", fmt::format(" '{}' decays over the run's budget: give --max-steps or --max-time",
+                                                   enum_to_string(o.lr_schedule)));
+    if (!name) throw e;
+    throw UsageError(e.message(name));
+  }
+  if (decays_with_budget(o.lr_schedule) && o.min_lr > o.lr) {
+    const OptionError e("min_lr", fmt::format(" is {}, above the peak --lr {}", o.min_lr, o.lr));
     if (!name) throw e;
     throw UsageError(e.message(name));
   }

@@ -16,10 +16,17 @@
 
 namespace nmt::train {
 
-enum class LrSchedule { kInverseSqrt, kConstant };  // after warm-up
-inline constexpr std::array<EnumName<LrSchedule>, 2> enum_names(LrSchedule) {
-  return {{{LrSchedule::kInverseSqrt, "inverse-sqrt"}, {LrSchedule::kConstant, "constant"}}};
+// After warm-up: inverse square root of the step, constant, or a decay to --min-lr that ends
+// with the run's budget (--max-steps or --max-time, whichever comes first): linear or cosine.
+enum class LrSchedule { kInverseSqrt, kConstant, kLinear, kCosine };
+inline constexpr std::array<EnumName<LrSchedule>, 4> enum_names(LrSchedule) {
+  return {{{LrSchedule::kInverseSqrt, "inverse-sqrt"},
+           {LrSchedule::kConstant, "constant"},
+           {LrSchedule::kLinear, "linear"},
+           {LrSchedule::kCosine, "cosine"}}};
 }
+// Whether the schedule needs to know how far the run is through its budget.
+inline bool decays_with_budget(LrSchedule s) { return s == LrSchedule::kLinear || s == LrSchedule::kCosine; }
 
 enum class BestMetric { kBleu, kLoss };  // which validation figure picks the best weights
 inline constexpr std::array<EnumName<BestMetric>, 2> enum_names(BestMetric) {
@@ -60,6 +67,7 @@ struct TrainOptions {
   int64_t max_tokens = 4096;
   int64_t accum_steps = 1;
   LrSchedule lr_schedule = LrSchedule::kInverseSqrt;
+  double min_lr = 0.0;  // where linear and cosine end
 
   // Stopping (0 = no limit).
   int64_t max_epochs = 0;

@@ -15,12 +15,24 @@ torch::optim::Adam make_optimizer(const std::vector<torch::Tensor>& params, cons
                                         .weight_decay(o.weight_decay));
 }
 
-double learning_rate(const TrainOptions& o, int64_t step) {
+double budget_progress(const TrainOptions& o, int64_t step, double elapsed_s) {
+  double p = 0;
+  if (o.max_steps > 0) p = static_cast<double>(std::max<int64_t>(step - 1, 0)) / static_cast<double>(o.max_steps);
+  if (o.max_time_s > 0) p = std::max(p, elapsed_s / o.max_time_s);
+  return std::clamp(p, 0.0, 1.0);
+}
+
+double learning_rate(const TrainOptions& o, int64_t step, double progress) {
   const double s = static_cast<double>(std::max<int64_t>(step, 1));
   const double w = static_cast<double>(std::max<int64_t>(o.warmup, 1));
-  if (s < w) return o.lr * s / w;
-  if (o.lr_schedule == LrSchedule::kConstant) return o.lr;
-  return o.lr * std::sqrt(w / s);
+  const double ramp = std::min(1.0, s / w);
+  switch (o.lr_schedule) {
+    case LrSchedule::kConstant: return o.lr * ramp;
+    case LrSchedule::kInverseSqrt: return s < w ? o.lr * ramp : o.lr * std::sqrt(w / s);
+    case LrSchedule::kLinear: return ramp * (o.min_lr + (o.lr - o.min_lr) * (1.0 - progress));
+    case LrSchedule::kCosine: return ramp * (o.min_lr + (o.lr - o.min_lr) * 0.5 * (1.0 + std::cos(M_PI * progress)));
+  }
+  return o.lr;
 }
 
 void set_lr(torch::optim::Adam& optimizer, double lr) {

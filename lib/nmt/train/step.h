@@ -16,8 +16,15 @@ namespace nmt::train {
 // Adam(β1, β2, ε, weight decay) as configured; the learning rate is set per step.
 torch::optim::Adam make_optimizer(const std::vector<torch::Tensor>& params, const TrainOptions& o);
 
-// Warm-up then inverse-sqrt decay (or constant) at update `step` (counted from 1).
-double learning_rate(const TrainOptions& o, int64_t step);
+// How far a run is through its budget before update `step` (counted from 1), in [0, 1]: the
+// larger of (step - 1) / --max-steps and elapsed / --max-time (0 when neither is set).
+double budget_progress(const TrainOptions& o, int64_t step, double elapsed_s);
+
+// The learning rate of update `step` (counted from 1): a linear warm-up over --warmup updates,
+// then inverse-sqrt decay or constant; linear and cosine instead multiply the warm-up ramp by a
+// decay from --lr to --min-lr over the budget, reaching --min-lr as the budget ends. `progress`
+// (budget_progress) matters only to those two.
+double learning_rate(const TrainOptions& o, int64_t step, double progress = 0);
 void set_lr(torch::optim::Adam& optimizer, double lr);
 
 struct StepResult {

@@ -351,9 +351,9 @@ class Logger : public TrainingObserver {
     if (!progress_.enabled())
       log_(fmt::format("step {} | epoch {} | batch {}/{} | loss {:.3f} | ppl {:.2f} | lr {:.3g} | tok/s {:.0f} | elapsed {}",
                        s.step, s.epoch, u.batch_end, u.plan_size, loss, std::exp(std::min(nll, 50.0)),
-                       learning_rate(o_, s.step), tps, viz::format_duration(state_.elapsed())));
+                       u.lr, tps, viz::format_duration(state_.elapsed())));
     metrics_.write({{"event", "train"}, {"step", s.step}, {"epoch", s.epoch}, {"train_loss", loss}, {"train_nll", nll},
-                    {"lr", learning_rate(o_, s.step)}, {"tokens_per_s", tps}, {"wall_time", state_.elapsed()}});
+                    {"lr", u.lr}, {"tokens_per_s", tps}, {"wall_time", state_.elapsed()}});
     loss_sum_.zero_();
     nll_sum_.zero_();
     window_tokens_ = window_src_tokens_ = 0;
@@ -641,6 +641,16 @@ StopReason Trainer::stop_before_update() {
   return static_cast<StopReason>(dist_->all_reduce_max(static_cast<int64_t>(stop)));
 }
 
+// How far through its budget the run is before the next update; with --max-time the slowest
+// clock of all processes (in microseconds, one collective), so every process runs the update at
+// the same rate and their weights stay identical.
+double Trainer::budget_progress_before_update() {
+  if (!decays_with_budget(o_.lr_schedule)) return 0;
+  double elapsed = 0;
+  if (o_.max_time_s > 0) elapsed = static_cast<double>(dist_->all_reduce_max(static_cast<int64_t>(state_->elapsed() * 1e6))) / 1e6;
+  return budget_progress(o_, state_->saved.step + 1, elapsed);
+}
+
 // Before the epoch's batch plan, which is made from the sampled lengths; on resume the
 // interrupted epoch's sampling is redone, so its plan and batches are the same.
 void Trainer::sample_epoch_data() {
@@ -699,8 +709,9 @@ StopReason Trainer::run_epoch() {
       }
       micro_batches.push_back(to_device(make_batch(s, t), device_));
     }
-    const StepResult step = train_step(*model_, *optimizer_, params_, micro_batches, update_tgt_tokens, o_,
-                                       learning_rate(o_, state.step + 1), sum_across_processes);
+    const double lr = learning_rate(o_, state.step + 1, budget_progress_before_update());
+    const StepResult step =
+        train_step(*model_, *optimizer_, params_, micro_batches, update_tgt_tokens, o_, lr, sum_across_processes);
     state.batch_in_epoch = static_cast<int64_t>(end);
     if (!step.applied) {
       state.skipped_steps += 1;
@@ -715,6 +726,7 @@ StopReason Trainer::run_epoch() {
     info.sums = step.sums;
     info.tgt_tokens = update_tgt_tokens;
     info.src_tokens = update_src_tokens;
+    info.lr = lr;
     info.batch_end = end;
     state_->update_done(info);
   }

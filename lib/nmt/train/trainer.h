@@ -89,6 +89,7 @@ class Trainer {
   StopReason run_epoch();     // kNone when the epoch ended without a stop
   void sample_epoch_data();   // --subword-alpha: this epoch's segmentation of the training set
   StopReason stop_before_update();
+  double budget_progress_before_update();  // --lr-schedule linear|cosine
   TrainSummary finish(StopReason reason);
   void log(const std::string& line);
 

@@ -45,6 +45,7 @@ using Clock = std::chrono::steady_clock;
 struct UpdateInfo {
   LossSums sums;             // over the update's target tokens (all processes)
   int64_t tgt_tokens = 0, src_tokens = 0;
+  double lr = 0;             // the learning rate it ran at
   size_t batch_end = 0;      // batches of the epoch's plan done
   size_t plan_size = 0;      // batches in the epoch's plan
   size_t epoch_first_batch = 0;  // where this process started the epoch (resumed runs: mid-epoch)

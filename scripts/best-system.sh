@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# nmt's best Multi30k-only English→French system, trained from scratch within one hour on two
+# CPU threads (issue 17), and the filter that translates with it.
+#
+#   scripts/best-system.sh train DIR       subword model, training, checkpoint averaging and
+#                                          the choice of decoding, all selected on val only;
+#                                          everything it takes counts against the hour
+#   scripts/best-system.sh translate DIR   English lines on stdin → French lines on stdout,
+#                                          one line per line, with what `train` chose
+#
+# Environment: NMT_DATA (default ../shared/data, else scripts/get-data.sh), NMT_THREADS
+# (default 2), NMT_BEST_TRAIN_TIME (default 55m: the hour less subword training, averaging and
+# the selection on val, which take 1-3 minutes). Re-running `train` on the same DIR resumes.
+# The choice is DIR/system.json; DIR/selection.tsv is the table of everything tried on val.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+nmt=${NMT_BIN:-$here/build/nmt}
+threads=${NMT_THREADS:-2}
+
+usage() {
+  echo "usage: scripts/best-system.sh train DIR | translate DIR" >&2
+  exit 2
+}
+(($# == 2)) || usage
+command=$1
+dir=$2
+
+# The recipe (chosen on val: see the README's "Best system" section). gru-small with a linear
+# decay of the learning rate to 0 as the time budget ends instead of inverse-sqrt, so the last
+# updates run at a small rate and the last checkpoints are worth averaging.
+recipe=(--preset gru-small --lr 3e-3 --warmup 200 --lr-schedule linear --min-lr 0)
+
+read_bleu() { python3 -c 'import json,sys; print(json.load(sys.stdin)["bleu"]["score"])'; }
+
+val_bleu() {  # MODEL [decoding options...] → BLEU of val
+  local model=$1
+  shift
+  "$nmt" eval -m "$model" --src "$data/multi30k/val.en" --ref "$data/multi30k/val.fr" --threads "$threads" \
+    --json -q --no-record "$@" | read_bleu
+}
+
+find_data() {
+  if [[ -n "${NMT_DATA:-}" ]]; then
+    data=$NMT_DATA
+  elif [[ -f "$here/../shared/data/multi30k/train.en" ]]; then
+    data=$here/../shared/data
+  else
+    bash "$here/scripts/get-data.sh" --dest "$here/data/downloaded" >&2
+    data=$here/data/downloaded
+  fi
+  for f in train.en train.fr val.en val.fr; do
+    [[ -f "$data/multi30k/$f" ]] || { echo "best-system: $data/multi30k/$f not found (set NMT_DATA)" >&2; exit 1; }
+  done
+}
+
+ensure_binary() {
+  [[ -x "$nmt" ]] && return
+  echo "best-system: building nmt (not counted against the hour)" >&2
+  cmake -S "$here" -B "$here/build" -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$here/build" -j "$threads" --target nmt_cli >&2
+}
+
+train() {
+  ensure_binary
+  find_data
+  mkdir -p "$dir"
+  local start=$SECONDS
+  "$nmt" train "${recipe[@]}" --train "$data/multi30k/train" --valid "$data/multi30k/val" --out "$dir/gru" \
+    --threads "$threads" --max-time "${NMT_BEST_TRAIN_TIME:-55m}" --save-every 50 --keep-last 8 --log-every 50
+  # Candidates, each scored on val: the best validated checkpoint and averages of the last ones.
+  rm -rf "$dir/gru-avg4" "$dir/gru-avg8"  # a re-run averages the resumed run's last checkpoints again
+  "$nmt" average "$dir/gru" --last 4 -o "$dir/gru-avg4" >/dev/null
+  "$nmt" average "$dir/gru" --last 8 -o "$dir/gru-avg8" >/dev/null
+  printf 'weights\tbeam\talpha\tval BLEU\n' >"$dir/selection.tsv"
+  local best_model="" best_beam=1 best_alpha=0 best=-1 model bleu beam alpha
+  for model in gru gru-avg4 gru-avg8; do
+    bleu=$(val_bleu "$dir/$model")
+    printf '%s\t1\t-\t%s\n' "$model" "$bleu" | tee -a "$dir/selection.tsv" >&2
+    if python3 -c "import sys; sys.exit(0 if $bleu > $best else 1)"; then best=$bleu best_model=$model; fi
+  done
+  local greedy_model=$best_model greedy_bleu=$best
+  for beam in 5; do
+    for alpha in 0.6 1.0 1.4; do
+      bleu=$(val_bleu "$dir/$best_model" --beam "$beam" --alpha "$alpha")
+      printf '%s\t%s\t%s\t%s\n' "$best_model" "$beam" "$alpha" "$bleu" | tee -a "$dir/selection.tsv" >&2
+      if python3 -c "import sys; sys.exit(0 if $bleu > $best else 1)"; then best=$bleu best_beam=$beam best_alpha=$alpha; fi
+    done
+  done
+  local seconds=$((SECONDS - start))
+  python3 - "$dir/system.json" "$best_model" "$best_beam" "$best_alpha" "$best" "$greedy_model" "$greedy_bleu" \
+    "$seconds" <<'EOF'
+import json, os, sys
+path, model, beam, alpha, bleu, greedy_model, greedy_bleu, seconds = sys.argv[1:]
+system = {"model": model, "beam": int(beam), "alpha": float(alpha), "val_bleu": float(bleu),
+          "greedy": {"model": greedy_model, "val_bleu": float(greedy_bleu)}, "seconds": int(seconds)}
+tmp = path + ".tmp"
+with open(tmp, "w") as f:
+    json.dump(system, f, indent=1)
+    f.write("\n")
+os.replace(tmp, path)
+EOF
+  printf 'best-system: %s, beam %s, alpha %s: val BLEU %s (greedy, one model: %s %s); everything took %dm%02ds\n' \
+    "$best_model" "$best_beam" "$best_alpha" "$best" "$greedy_model" "$greedy_bleu" $((seconds / 60)) \
+    $((seconds % 60)) >&2
+}
+
+translate() {
+  [[ -f "$dir/system.json" ]] || { echo "best-system: $dir/system.json not found: run 'scripts/best-system.sh train $dir' first" >&2; exit 1; }
+  ensure_binary
+  local settings
+  settings=$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(s["model"], s["beam"], s["alpha"])' \
+    "$dir/system.json")
+  read -r model beam alpha <<<"$settings"
+  exec "$nmt" translate -m "$dir/$model" --beam "$beam" --alpha "$alpha" --threads "$threads" -q
+}
+
+case "$command" in
+  train) train ;;
+  translate) translate ;;
+  *) usage ;;
+esac
