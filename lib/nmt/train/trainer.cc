@@ -407,10 +407,14 @@ class Validator : public TrainingObserver {
     TrainState& s = state_.saved;
     ValidationResult v = measure();
     // Diverged weights give a NaN loss (and BLEU 0): never a "new best", never saved.
+    // NaN is printed as "nan" whatever its sign bit: x86's default NaN is negative, and fmt
+    // would print "-nan" on some CPUs and kernels and "nan" on others.
+    const auto shown = [](double x) { return std::isnan(x) ? std::string("nan") : fmt::format("{}", x); };
     if (!std::isfinite(v.loss) || !std::isfinite(v.bleu))
-      throw RuntimeError(fmt::format("validation at step {}: the loss is {}; training diverged (try a lower --lr or "
+      throw RuntimeError(fmt::format("validation at step {}: the {} is {}; training diverged (try a lower --lr or "
                                      "--clip-norm); the best weights so far and the last good checkpoint are kept in {}",
-                                     s.step, v.loss, o_.out_dir));
+                                     s.step, std::isfinite(v.loss) ? "BLEU" : "loss",
+                                     shown(std::isfinite(v.loss) ? v.bleu : v.loss), o_.out_dir));
     const double metric = o_.best_metric == BestMetric::kBleu ? v.bleu : -v.loss;
     v.improved = !s.has_best || metric > s.best;
     if (v.improved) {
