@@ -33,6 +33,7 @@
 #include "nmt/train/step.h"
 #include "nmt/tensor/threads.h"
 #include "nmt/train/trainer.h"
+#include "nmt/util/allocator.h"
 #include "nmt/util/blas.h"
 #include "nmt/util/error.h"
 #include "nmt/util/io.h"
@@ -150,6 +151,7 @@ void add_train(CLI::App& bench) {
   cmd->add_option("--dump-config", *dump_config, "Write the model's config.json (for the PyTorch reference)");
   cmd->callback([a, steps, warmup, dump_batches, dump_config, device_name, bf16] {
     set_threads(a->threads);
+    keep_freed_memory_for_reuse();  // as nmt train does
     const torch::Device device = resolve_device(*device_name);
     if (*bf16 && !device.is_cuda()) throw UsageError("--bf16 needs a CUDA device (--device cuda)");
     torch::manual_seed(a->seed);

@@ -20,6 +20,7 @@
 #include "nmt/tensor/device.h"
 #include "nmt/tensor/threads.h"
 #include "nmt/train/step.h"
+#include "nmt/util/allocator.h"
 #include "nmt/util/error.h"
 #include "nmt/util/io.h"
 #include "nmt/util/json_read.h"
@@ -797,6 +798,7 @@ TrainSummary Trainer::run() {
   is_main_ = dist_->is_main();
   prepare_output_dir();
   set_threads(o_.threads);
+  keep_freed_memory_for_reuse();
   torch::manual_seed(o_.seed);
 
   // Only rank 0 talks, validates and writes.
