@@ -408,14 +408,16 @@ class Validator : public TrainingObserver {
     TrainState& s = state_.saved;
     ValidationResult v = measure();
     // Diverged weights give a NaN loss (and BLEU 0): never a "new best", never saved.
-    // NaN is printed as "nan" whatever its sign bit: x86's default NaN is negative, and fmt
-    // would print "-nan" on some CPUs and kernels and "nan" on others.
-    const auto shown = [](double x) { return std::isnan(x) ? std::string("nan") : fmt::format("{}", x); };
-    if (!std::isfinite(v.loss) || !std::isfinite(v.bleu))
+    if (!std::isfinite(v.loss) || !std::isfinite(v.bleu)) {
+      const bool loss_bad = !std::isfinite(v.loss);
+      const double bad = loss_bad ? v.loss : v.bleu;
+      // NaN is shown as "nan" whatever its sign bit: x86's default NaN is negative, and fmt
+      // prints it "-nan", which some CPUs' and kernels' results gave and others' did not.
       throw RuntimeError(fmt::format("validation at step {}: the {} is {}; training diverged (try a lower --lr or "
                                      "--clip-norm); the best weights so far and the last good checkpoint are kept in {}",
-                                     s.step, std::isfinite(v.loss) ? "BLEU" : "loss",
-                                     shown(std::isfinite(v.loss) ? v.bleu : v.loss), o_.out_dir));
+                                     s.step, loss_bad ? "loss" : "BLEU", std::isnan(bad) ? "nan" : fmt::format("{}", bad),
+                                     o_.out_dir));
+    }
     const double metric = o_.best_metric == BestMetric::kBleu ? v.bleu : -v.loss;
     v.improved = !s.has_best || metric > s.best;
     if (v.improved) {
