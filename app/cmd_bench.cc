@@ -95,7 +95,8 @@ Prepared prepare(const BenchModelArgs& a) {
   p.options.model.src_vocab = p.options.model.tgt_vocab = sp.vocab_size();
   p.options.model.shared_vocab = true;
   size_t dropped = 0;
-  train::EncodedSet set = train::encode_set(corpus, sp, p.options.model.max_positions - 1, true, &dropped);
+  train::EncodedSet set =
+      train::encode_set(corpus, text::SubwordPair::joint(sp), p.options.model.max_positions - 1, true, &dropped);
   p.src = std::move(set.src);
   p.tgt = std::move(set.tgt);
   p.lengths = std::move(set.lengths);
@@ -285,7 +286,7 @@ void add_translate(CLI::App& bench) {
     if (*limit > 0 && lines.size() > *limit) lines.resize(*limit);
     if (!dump_ids->empty()) {
       std::string text;
-      for (const auto& l : lines) text += nlohmann::json(translator.subwords().encode(l)).dump() + "\n";
+      for (const auto& l : lines) text += nlohmann::json(translator.subwords().source.encode(l)).dump() + "\n";
       write_file_atomic(*dump_ids, text);
     }
     decode::DecodeOptions d;

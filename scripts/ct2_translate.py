@@ -5,7 +5,8 @@
         [--threads T] [--compute-type int8] [--pieces-out FILE]
     python3 scripts/ct2_translate.py CT2_DIR --bench -i SRC ...   # one JSON line, like `nmt bench translate`
 
-Sources are segmented with the model directory's spm.model (the SentencePiece model nmt trained;
+Sources are segmented with the model directory's spm.model (the SentencePiece model nmt trained,
+or spm.src.model when the model has separate vocabularies;
 the same normalisation, as its rules travel inside the model), </s> is appended by CTranslate2
 (add_source_eos) and output pieces are decoded by SentencePiece, as nmt decodes its ids.
 
@@ -65,6 +66,9 @@ def main():
     import sentencepiece  # noqa: PLC0415
 
     sp = sentencepiece.SentencePieceProcessor(model_file=os.path.join(a.model, "spm.model"))
+    # A model with separate vocabularies segments its sources with its own source model.
+    src_spm = os.path.join(a.model, "spm.src.model")
+    sp_src = sentencepiece.SentencePieceProcessor(model_file=src_spm) if os.path.exists(src_spm) else sp
     translator = ctranslate2.Translator(a.model, device="cpu", compute_type=a.compute_type,
                                         intra_threads=a.threads, inter_threads=1)
     load_s = time.perf_counter() - t_load
@@ -72,7 +76,7 @@ def main():
     lines = read_lines(a.input)
     if a.limit:
         lines = lines[: a.limit]
-    sources = [sp.encode(line, out_type=str) for line in lines]
+    sources = [sp_src.encode(line, out_type=str) for line in lines]
     options = dict(beam_size=a.beam, length_penalty=a.alpha, return_scores=a.scores_out is not None)
 
     def run(ids, max_len, **extra):

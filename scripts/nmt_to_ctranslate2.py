@@ -5,7 +5,8 @@
 
 MODEL_DIR is what `nmt train` writes (config.json, model.pt, spm.model). CT2_DIR gets
 CTranslate2's model.bin, its source/target vocabularies and a copy of spm.model (the
-segmentation the model was trained on; scripts/ct2_translate.py reads it from there).
+segmentation the model was trained on; scripts/ct2_translate.py reads it from there), and of
+spm.src.model for a model with separate vocabularies.
 --quantization int8 stores int8 weights quantised by CTranslate2 itself (what it recommends
 for CPUs); without it the weights stay float32, bit for bit nmt's.
 
@@ -95,7 +96,7 @@ def sinusoidal_table(max_positions, d_model):
     return table
 
 
-def build_spec(config, weights, pieces):
+def build_spec(config, weights, source_pieces, target_pieces):
     from ctranslate2.specs import common_spec, transformer_spec  # noqa: PLC0415
 
     spec = transformer_spec.TransformerSpec.from_config(
@@ -168,8 +169,8 @@ def build_spec(config, weights, pieces):
     spec.config.layer_norm_epsilon = 1e-5
     spec.config.add_source_eos = True
     spec.config.decoder_start_token = "<s>"
-    spec.register_source_vocabulary(pieces)
-    spec.register_target_vocabulary(pieces)
+    spec.register_source_vocabulary(source_pieces)
+    spec.register_target_vocabulary(target_pieces)
     return spec
 
 
@@ -188,15 +189,20 @@ def main():
 
     config = read_config(a.model)
     spm_path = os.path.join(a.model, "spm.model")
-    pieces = read_pieces(spm_path, config["tgt_vocab"])
+    target_pieces = read_pieces(spm_path, config["tgt_vocab"])
+    # Separate vocabularies (nmt train --separate-vocab): the source side has its own model.
+    src_spm_path = spm_path if config["shared_vocab"] else os.path.join(a.model, "spm.src.model")
+    source_pieces = read_pieces(src_spm_path, config["src_vocab"])
     weights = read_weights(a.model)
 
     class NmtConverter(ctranslate2.converters.Converter):
         def _load(self):
-            return build_spec(config, weights, pieces)
+            return build_spec(config, weights, source_pieces, target_pieces)
 
     NmtConverter().convert(a.output, quantization=a.quantization, force=a.force)
     shutil.copyfile(spm_path, os.path.join(a.output, "spm.model"))
+    if src_spm_path != spm_path:
+        shutil.copyfile(src_spm_path, os.path.join(a.output, "spm.src.model"))
     print(f"nmt_to_ctranslate2: wrote {a.output} ({a.quantization or 'float32'} weights)", file=sys.stderr)
 
 

@@ -258,7 +258,7 @@ TEST_F(QuantizeCli, Int8PredictsTheNextTokensFp32Predicts) {
   torch::InferenceMode inference;
   size_t same = 0, total = 0;
   for (const auto& line : lines(slurp(inputs_file()))) {
-    auto ids = reference.subwords.encode(line);
+    auto ids = reference.subwords.source.encode(line);
     ids.push_back(static_cast<int>(nmt::models::kEosId));
     auto src = torch::tensor(std::vector<int64_t>(ids.begin(), ids.end()), torch::kLong).unsqueeze(0);
     auto mask = src.ne(nmt::models::kPadId);

@@ -38,7 +38,8 @@ class SubwordSampling : public ::testing::Test {
     nmt::text::SubwordOptions so;
     so.vocab_size = 100;
     so.hard_vocab_limit = false;
-    sp = SubwordModel::load_from_serialized(SubwordModel::train_serialized(train::joint_sentences(tiny), so));
+    sp = nmt::text::SubwordPair::joint(
+        SubwordModel::load_from_serialized(SubwordModel::train_serialized(train::joint_sentences(tiny), so)));
   }
   train::EncodedSet plain(int64_t max_len = 256) {
     size_t dropped = 0;
@@ -50,7 +51,7 @@ class SubwordSampling : public ::testing::Test {
     return set;
   }
   nmt::data::ParallelCorpus corpus;
-  SubwordModel sp;
+  nmt::text::SubwordPair sp;
 };
 
 TEST_F(SubwordSampling, SameSeedAndEpochGiveTheSameSegmentationWhateverTheThreads) {
@@ -81,8 +82,8 @@ TEST_F(SubwordSampling, SamplesSpellTheSameTextAndCarryTheirLengths) {
     const auto ref = plain();
     ASSERT_EQ(set.src.size(), ref.src.size());
     for (size_t i = 0; i < set.src.size(); ++i) {
-      EXPECT_EQ(sp.decode(set.src[i]), sp.decode(ref.src[i])) << i;
-      EXPECT_EQ(sp.decode(set.tgt[i]), sp.decode(ref.tgt[i])) << i;
+      EXPECT_EQ(sp.source.decode(set.src[i]), sp.source.decode(ref.src[i])) << i;
+      EXPECT_EQ(sp.target.decode(set.tgt[i]), sp.target.decode(ref.tgt[i])) << i;
       EXPECT_EQ(set.lengths[i].src, set.src[i].size() + 1) << i;
       EXPECT_EQ(set.lengths[i].tgt, set.tgt[i].size() + 1) << i;
     }

@@ -38,9 +38,14 @@ Translator::Translator(models::LoadedModel model) {
 Translator::Translator(std::vector<models::LoadedModel> models) : models_(std::move(models)) {
   if (models_.empty()) throw UsageError("no model to translate with");
   for (size_t i = 1; i < models_.size(); ++i) {
-    if (!same_vocabulary(models_[i].subwords, models_.front().subwords))
-      throw UsageError(fmt::format("model {} of the ensemble uses another subword vocabulary than model 1; "
-                                   "ensembles need models trained with the same spm.model", i + 1));
+    const text::SubwordPair &first = models_.front().subwords, &other = models_[i].subwords;
+    if (!same_vocabulary(other.target, first.target))
+      throw UsageError(fmt::format("model {} of the ensemble uses another target subword vocabulary than model 1; "
+                                   "ensembles need models trained with the same {}", i + 1, models::kSubwordFile));
+    if (!same_vocabulary(other.source, first.source))
+      throw UsageError(fmt::format("model {} of the ensemble uses another source subword vocabulary than model 1; "
+                                   "ensembles need models with the same source subwords ({} or a joint {})", i + 1,
+                                   models::kSourceSubwordFile, models::kSubwordFile));
     if (models_[i].model_config.tgt_vocab != models_.front().model_config.tgt_vocab)
       throw UsageError(fmt::format("model {} of the ensemble has {} target words, model 1 has {}", i + 1,
                                    models_[i].model_config.tgt_vocab, models_.front().model_config.tgt_vocab));
@@ -55,7 +60,7 @@ std::vector<Ids> Translator::encode(const std::vector<std::string>& lines, Decod
   options.max_source_len = std::min<int64_t>(options.max_source_len, limit);
   std::vector<Ids> sources;
   for (size_t i = 0; i < lines.size(); ++i) {
-    Ids ids = subwords().encode(lines[i]);
+    Ids ids = subwords().source.encode(lines[i]);
     if (ids.empty()) continue;
     if (static_cast<int64_t>(ids.size()) > options.max_source_len - 1) {
       ids.resize(options.max_source_len - 1);
@@ -79,7 +84,7 @@ std::vector<std::vector<Translation>> Translator::translate(const std::vector<st
   auto sources = encode(lines, options, non_empty, local);
   std::vector<Ids> prefix_ids;
   if (prefixes)
-    for (size_t i : non_empty) prefix_ids.push_back(subwords().encode((*prefixes)[i]));
+    for (size_t i : non_empty) prefix_ids.push_back(subwords().target.encode((*prefixes)[i]));
   auto results = search(*decoding_, sources, options, strategy, prefixes ? &prefix_ids : nullptr);
   std::vector<std::vector<Translation>> out(lines.size(), std::vector<Translation>(1));
   for (size_t k = 0; k < results.size(); ++k) {
@@ -87,7 +92,7 @@ std::vector<std::vector<Translation>> Translator::translate(const std::vector<st
     dst.clear();
     for (auto& h : results[k]) {
       local.target_tokens += h.tokens.size();
-      dst.push_back({subwords().decode(h.tokens), std::move(h)});
+      dst.push_back({subwords().target.decode(h.tokens), std::move(h)});
     }
     if (dst.empty()) dst.resize(1);
   }
@@ -125,12 +130,12 @@ std::vector<Hypothesis> Translator::score(const std::vector<std::string>& source
   options.max_source_len = std::min<int64_t>(options.max_source_len, source_limit);
   std::vector<Ids> source_ids, target_ids;
   for (size_t i = 0; i < sources.size(); ++i) {
-    Ids src = subwords().encode(sources[i]);
+    Ids src = subwords().source.encode(sources[i]);
     if (static_cast<int64_t>(src.size()) > options.max_source_len - 1) {
       src.resize(options.max_source_len - 1);
       ++local.truncated;
     }
-    Ids tgt = subwords().encode(targets[i]);
+    Ids tgt = subwords().target.encode(targets[i]);
     if (static_cast<int64_t>(tgt.size()) > decoding_->max_target_len() - 1)
       throw RuntimeError(fmt::format("target {} has {} subwords; the model scores at most {}", i + 1, tgt.size(),
                                      decoding_->max_target_len() - 1));
@@ -149,12 +154,12 @@ std::vector<Hypothesis> Translator::score(const std::vector<std::string>& source
 
 viz::AttentionMap Translator::attention_map(const Hypothesis& h, const std::string& source) const {
   viz::AttentionMap m;
-  auto ids = subwords().encode(source);
+  auto ids = subwords().source.encode(source);
   // A truncated input has fewer attention columns than subwords (one column is the EOS).
   if (!h.attention.empty()) ids.resize(std::min(ids.size(), h.attention.front().size() - 1));
-  m.source = subwords().pieces(ids);
+  m.source = subwords().source.pieces(ids);
   if (!ids.empty()) m.source.push_back("</s>");
-  m.target = subwords().pieces(h.tokens);
+  m.target = subwords().target.pieces(h.tokens);
   if (h.attention.size() > h.tokens.size()) m.target.push_back("</s>");
   m.weights = h.attention;
   return m;

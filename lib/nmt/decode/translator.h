@@ -29,8 +29,8 @@ using ScoredHypothesis = Hypothesis;  // the name beam search's results had
 class Translator {
  public:
   explicit Translator(models::LoadedModel model);
-  // An ensemble: every model must use the same subword vocabulary (RuntimeError naming the
-  // first that does not); an ensemble of one is that model, bit for bit.
+  // An ensemble: every model must use the same subword vocabularies, source and target
+  // (UsageError naming the first that does not); an ensemble of one is that model, bit for bit.
   explicit Translator(std::vector<models::LoadedModel> models);
 
   // Per input line, the strategy's hypotheses as text, best first; an empty (or all-space)
@@ -62,7 +62,7 @@ class Translator {
 
   models::LoadedModel& loaded() { return models_.front(); }
   const std::vector<models::LoadedModel>& members() const { return models_; }
-  const text::SubwordModel& subwords() const { return models_.front().subwords; }
+  const text::SubwordPair& subwords() const { return models_.front().subwords; }
   DecodingModel& decoding_model() { return *decoding_; }
 
  private:

@@ -20,7 +20,7 @@ std::vector<OptionSpec<ModelConfig>> make_specs() {
       option("type", "--model", g, "Architecture", &M::type).one_of({"transformer", "gru"}),
       option("src_vocab", "", g, "Source vocabulary size (from the subword model)", &M::src_vocab),
       option("tgt_vocab", "", g, "Target vocabulary size (from the subword model)", &M::tgt_vocab),
-      option("shared_vocab", "", g, "Joint subword model: source/target/output embeddings tied", &M::shared_vocab),
+      option("shared_vocab", "", g, "One joint subword model (spm.model): source and target embeddings tied; false: spm.src.model for the source, its own embedding", &M::shared_vocab),
       option("tie_output", "", g, "Output projection shares the target embedding", &M::tie_output),
       option("d_model", "--d-model", g, "Transformer width", &M::d_model),
       option("heads", "--heads", g, "Attention heads", &M::heads),
@@ -69,6 +69,10 @@ void ModelConfig::validate(const std::function<std::string(const std::string&)>&
   if (check_vocab) {
     in_range("src_vocab", src_vocab, 5, kMaxVocab);
     in_range("tgt_vocab", tgt_vocab, 5, kMaxVocab);
+    // One joint subword model has one size; the models would quietly untie otherwise.
+    if (shared_vocab && src_vocab != tgt_vocab)
+      throw RuntimeError(fmt::format("{} is true but {} ({}) and {} ({}) differ", name("shared_vocab"), name("src_vocab"),
+                                     src_vocab, name("tgt_vocab"), tgt_vocab));
   }
   probability("dropout", dropout);
   // Rough weight count (embeddings + layers + tables), so sizes each within bounds cannot

@@ -119,6 +119,26 @@ void load_weights(torch::nn::Module& model, const std::string& path) {
   check_finite(model, path);
 }
 
+std::vector<std::string> subword_files(bool shared_vocab) {
+  if (shared_vocab) return {kSubwordFile};
+  return {kSubwordFile, kSourceSubwordFile};
+}
+
+text::SubwordPair load_subwords(const std::string& dir, const ModelConfig& config) {
+  auto load = [&](const char* file, int64_t model_size, const char* side) {
+    const std::string path = (fs::path(dir) / file).string();
+    text::SubwordModel sp = text::SubwordModel::load(path);
+    if (sp.vocab_size() != model_size)
+      throw RuntimeError(fmt::format("{}: vocabulary size {} does not match the model's {} {} words", path,
+                                     sp.vocab_size(), model_size, side));
+    return sp;
+  };
+  text::SubwordPair pair;
+  pair.target = load(kSubwordFile, config.tgt_vocab, "target");
+  pair.source = config.shared_vocab ? pair.target : load(kSourceSubwordFile, config.src_vocab, "source");
+  return pair;
+}
+
 LoadedModel load_model(const std::string& dir, const std::string& weights) {
   if (!fs::is_directory(dir)) throw RuntimeError(fmt::format("{}: not a model directory", dir));
   LoadedModel m;
@@ -129,10 +149,7 @@ LoadedModel load_model(const std::string& dir, const std::string& weights) {
   } catch (const RuntimeError& e) {
     throw RuntimeError(fmt::format("{}: {}", config_path, e.what()));
   }
-  m.subwords = text::SubwordModel::load((fs::path(dir) / kSubwordFile).string());
-  if (m.subwords.vocab_size() != m.model_config.tgt_vocab)
-    throw RuntimeError(fmt::format("{}: vocabulary size {} does not match the model's {}", (fs::path(dir) / kSubwordFile).string(),
-                                   m.subwords.vocab_size(), m.model_config.tgt_vocab));
+  m.subwords = load_subwords(dir, m.model_config);
   m.quantization = quantization_of(m.config, config_path);
   m.model = make_model(m.model_config);
   if (m.quantization == "int8")

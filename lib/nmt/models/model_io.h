@@ -1,11 +1,15 @@
 #pragma once
 // A model directory: everything `nmt translate -m DIR` needs, nothing else.
 //   config.json   full configuration (model architecture + the training options), readable
-//   spm.model     the SentencePiece model (special ids pad 0, unk 1, bos 2, eos 3)
+//   spm.model     the SentencePiece model (special ids pad 0, unk 1, bos 2, eos 3): the joint
+//                 one, or the target side's when the model has separate vocabularies
+//   spm.src.model the source side's SentencePiece model, only with separate vocabularies
+//                 (config.json: "shared_vocab": false)
 //   model.pt      the weights to translate with (the best checkpoint by validation)
 //   checkpoint/   the latest complete training state (see nmt/train/checkpoint.h)
 //   metrics.jsonl one JSON object per log/validation event
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -16,6 +20,7 @@ namespace nmt::models {
 
 inline constexpr const char* kConfigFile = "config.json";
 inline constexpr const char* kSubwordFile = "spm.model";
+inline constexpr const char* kSourceSubwordFile = "spm.src.model";
 inline constexpr const char* kWeightsFile = "model.pt";
 
 // Serialises an archive in memory, then writes it with write_file_atomic (checked writes,
@@ -55,11 +60,18 @@ struct LoadedModel {
   nlohmann::json config;  // the whole config.json
   ModelConfig model_config;
   std::string quantization;  // "" (fp32) or "int8" (nmt/models/quantize.h)
-  text::SubwordModel subwords;
+  text::SubwordPair subwords;
   Seq2SeqModel model;
 };
 
-// Loads DIR/config.json, DIR/spm.model and DIR/<weights> (default: model.pt, or model.int8.pt
+// The subword files of a model directory: spm.model, and spm.src.model as well when its
+// vocabularies are separate (ModelConfig::shared_vocab false).
+std::vector<std::string> subword_files(bool shared_vocab);
+// DIR's subword models for this configuration, each checked against the model's vocabulary
+// size (a missing, corrupt or mismatched file → RuntimeError naming it).
+text::SubwordPair load_subwords(const std::string& dir, const ModelConfig& config);
+
+// Loads DIR/config.json, DIR/spm.model (and spm.src.model) and DIR/<weights> (default: model.pt, or model.int8.pt
 // when config.json says "quantization": "int8", see nmt/models/quantize.h); the model is in
 // eval mode.
 LoadedModel load_model(const std::string& dir, const std::string& weights = "");

@@ -261,8 +261,8 @@ QuantizeSummary quantize_model_dir(const std::string& dir, const std::string& ou
   try {
     save_int8_weights(*m.model, (tmp / kInt8WeightsFile).string());
     write_file_atomic((tmp / kConfigFile).string(), m.config.dump(2) + "\n");
-    write_file_atomic((tmp / kSubwordFile).string(),
-                      read_small_file((fs::path(dir) / kSubwordFile).string(), kMaxSubwordBytes));
+    for (const std::string& f : subword_files(m.model_config.shared_vocab))
+      write_file_atomic((tmp / f).string(), read_small_file((fs::path(dir) / f).string(), kMaxSubwordBytes));
     move_into_place(tmp, target, out);
   } catch (...) {
     fs::remove_all(tmp, ec);

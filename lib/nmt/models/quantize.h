@@ -54,7 +54,7 @@ struct QuantizeSummary {
 };
 
 // `nmt quantize DIR -o OUT`: writes OUT as an int8 model directory (config.json marked int8,
-// spm.model copied, model.int8.pt) built in a hidden directory beside OUT and renamed into
+// the subword models copied, model.int8.pt) built in a hidden directory beside OUT and renamed into
 // place, so a failure leaves no partial OUT. An existing OUT (other than an empty directory) is
 // replaced only with `force`, and OUT may not be DIR (UsageError); DIR not an fp32 model
 // directory → RuntimeError naming the file.

@@ -102,4 +102,12 @@ class SubwordModel {
   const Impl& impl() const;
 };
 
+// The subword models of a translation direction: with a joint vocabulary (nmt's default) one
+// model twice; with separate vocabularies (`nmt train --separate-vocab`) the source text's and
+// the target text's own models, whose ids mean different pieces.
+struct SubwordPair {
+  SubwordModel source, target;
+  static SubwordPair joint(const SubwordModel& model) { return {model, model}; }
+};
+
 }  // namespace nmt::text

@@ -69,8 +69,8 @@ AverageResult average_last_checkpoints(const std::string& model_dir, int last, c
   try {
     models::save_weights(*model, (tmp / models::kWeightsFile).string());
     write_file_atomic((tmp / models::kConfigFile).string(), config.dump(2) + "\n");
-    write_file_atomic((tmp / models::kSubwordFile).string(),
-                      read_small_file((dir / models::kSubwordFile).string(), kMaxSubwordBytes));
+    for (const std::string& f : models::subword_files(model_config.shared_vocab))
+      write_file_atomic((tmp / f).string(), read_small_file((dir / f).string(), kMaxSubwordBytes));
     std::error_code ec;
     fs::permissions(tmp, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
                              fs::perms::others_exec, ec);

@@ -28,8 +28,18 @@ std::vector<OptionSpec<TrainOptions>> make_specs() {
       option("strict", "--strict", "Data", "Bad corpus lines are errors instead of skipped (true/false)", &O::strict),
       option("max_chars", "--max-chars", "Data", "Skip corpus lines longer than this many characters", &O::max_chars)
           .range(1, kMany),
-      option("vocab_size", "--vocab-size", "Data", "Joint SentencePiece vocabulary size", &O::vocab_size)
+      option("vocab_size", "--vocab-size", "Data",
+             "SentencePiece vocabulary size: the joint model's, or with --separate-vocab the target side's",
+             &O::vocab_size)
           .range(5, models::kMaxVocab),
+      option("separate_vocab", "--separate-vocab", "Data",
+             "One SentencePiece model per side (OUT/spm.src.model for the source, OUT/spm.model for the target), "
+             "the source with its own embedding; default: one joint model, source and target embeddings tied",
+             &O::separate_vocab)
+          .as_switch(),
+      option("src_vocab_size", "--src-vocab-size", "Data",
+             "With --separate-vocab: the source model's vocabulary size (0 = --vocab-size)", &O::src_vocab_size)
+          .range(0, models::kMaxVocab),
       option("subword_type", "--subword-type", "Data", "SentencePiece model type", &O::subword_type),
       option("subword_alpha", "--subword-alpha", "Data",
              "Subword regularisation: every epoch samples a new segmentation of each training pair; unigram: the "
@@ -170,6 +180,14 @@ void validate_options(const TrainOptions& o, const std::function<std::string(con
   if (o.subword_nbest == 0) {
     const OptionError e("subword_nbest", fmt::format(" is 0, must be -1 (the whole lattice) or between 1 and {}",
                                                      text::SubwordModel::kMaxSampleNbest));
+    if (!name) throw e;
+    throw UsageError(e.message(name));
+  }
+  if (o.src_vocab_size != 0 && (o.src_vocab_size < 5 || !o.separate_vocab)) {
+    const OptionError e("src_vocab_size", o.separate_vocab ? fmt::format(" is {}, must be 0 or between 5 and {}",
+                                                                         o.src_vocab_size, models::kMaxVocab)
+                                                           : std::string(" needs --separate-vocab (a joint model has one "
+                                                                         "size: --vocab-size)"));
     if (!name) throw e;
     throw UsageError(e.message(name));
   }

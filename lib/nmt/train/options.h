@@ -47,8 +47,10 @@ struct TrainOptions {
   bool strict = false;
   size_t max_chars = 1000;
 
-  // Subwords (joint SentencePiece model on source + target).
+  // Subwords: one joint SentencePiece model on source + target, or one per side.
   int vocab_size = 8000;
+  bool separate_vocab = false;
+  int src_vocab_size = 0;  // with separate_vocab; 0: vocab_size
   SubwordType subword_type = SubwordType::kUnigram;
   // Subword regularisation: each epoch re-segments the training pairs by sampling (off at 0).
   double subword_alpha = 0;

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "nmt/data/rng.h"
 #include "nmt/decode/beam.h"
@@ -31,12 +32,12 @@ namespace fs = std::filesystem;
 
 // ---- data preparation
 
-EncodedSet encode_set(const data::ParallelCorpus& corpus, const text::SubwordModel& sp, int64_t max_len,
+EncodedSet encode_set(const data::ParallelCorpus& corpus, const text::SubwordPair& sp, int64_t max_len,
                       bool drop_long, size_t* dropped) {
   EncodedSet set;
   for (size_t i = 0; i < corpus.size(); ++i) {
-    Ids s = sp.encode(corpus.source[i]);
-    Ids t = sp.encode(corpus.target[i]);
+    Ids s = sp.source.encode(corpus.source[i]);
+    Ids t = sp.target.encode(corpus.target[i]);
     if (drop_long && (static_cast<int64_t>(s.size()) + 1 > max_len || static_cast<int64_t>(t.size()) + 1 > max_len)) {
       ++*dropped;
       continue;
@@ -50,14 +51,14 @@ EncodedSet encode_set(const data::ParallelCorpus& corpus, const text::SubwordMod
   return set;
 }
 
-void sample_segmentations(EncodedSet& set, const text::SubwordModel& sp, int nbest, double alpha, uint64_t seed,
+void sample_segmentations(EncodedSet& set, const text::SubwordPair& sp, int nbest, double alpha, uint64_t seed,
                           int64_t epoch, int64_t max_len) {
   const uint64_t epoch_seed =
       data::mix_seed(data::mix_seed(seed, kSubwordSamplingStream), static_cast<uint64_t>(epoch));
   const auto a = static_cast<float>(alpha);
-  auto sample = [&](const std::string& text, uint64_t pair_seed) {
-    Ids ids = sp.sample_encode(text, nbest, a, pair_seed);
-    if (static_cast<int64_t>(ids.size()) + 1 > max_len) return sp.encode(text);
+  auto sample = [&](const text::SubwordModel& side, const std::string& text, uint64_t pair_seed) {
+    Ids ids = side.sample_encode(text, nbest, a, pair_seed);
+    if (static_cast<int64_t>(ids.size()) + 1 > max_len) return side.encode(text);
     return ids;
   };
   // Each pair independently (sample_encode is thread-safe and call-order free), so the
@@ -68,16 +69,16 @@ void sample_segmentations(EncodedSet& set, const text::SubwordModel& sp, int nbe
   at::parallel_for(0, static_cast<int64_t>(set.src_text.size()), 256, [&](int64_t begin, int64_t end) {
     for (auto i = static_cast<size_t>(begin); i < static_cast<size_t>(end); ++i) {
       const uint64_t pair_seed = data::mix_seed(epoch_seed, i);
-      set.src[i] = sample(set.src_text[i], pair_seed);
-      set.tgt[i] = sample(set.tgt_text[i], data::mix_seed(pair_seed, 1));
+      set.src[i] = sample(sp.source, set.src_text[i], pair_seed);
+      set.tgt[i] = sample(sp.target, set.tgt_text[i], data::mix_seed(pair_seed, 1));
       set.lengths[i] = {set.src[i].size() + 1, set.tgt[i].size() + 1};
     }
   });
 }
 
-text::SubwordOptions subword_options(const TrainOptions& o) {
+text::SubwordOptions subword_options(const TrainOptions& o, bool source_side) {
   text::SubwordOptions so;
-  so.vocab_size = o.vocab_size;
+  so.vocab_size = source_side && o.src_vocab_size > 0 ? o.src_vocab_size : o.vocab_size;
   so.model_type = enum_to_string(o.subword_type);
   so.seed = o.seed;
   so.hard_vocab_limit = false;
@@ -220,7 +221,7 @@ bool claim_out_dir(const fs::path& out, const TrainOptions& o, const CheckpointM
   // config.json is a run's signature: nmt writes it before metrics.jsonl, checkpoints/ or
   // model.pt. Without it, only a run killed during set-up (spm.model) is ours to redo.
   if (!fs::exists(out / models::kConfigFile)) {
-    if (only({models::kSubwordFile})) return false;
+    if (only({models::kSubwordFile, models::kSourceSubwordFile})) return false;
     throw UsageError(fmt::format("{}: --out is not empty and holds no nmt run (no {}); choose a new --out", o.out_dir,
                                  models::kConfigFile));
   }
@@ -244,7 +245,7 @@ bool claim_out_dir(const fs::path& out, const TrainOptions& o, const CheckpointM
   if (!diff.model.empty() || !diff.train.empty())
     throw UsageError(fmt::format("{}: holds another run ({}); choose a new --out", o.out_dir,
                                  diff.model.empty() ? diff.train : diff.model));
-  if (!only({models::kConfigFile, models::kSubwordFile, "metrics.jsonl", "checkpoints"}))
+  if (!only({models::kConfigFile, models::kSubwordFile, models::kSourceSubwordFile, "metrics.jsonl", "checkpoints"}))
     throw UsageError(fmt::format("{}: holds files nmt did not write; choose a new --out", o.out_dir));
   // The same run, killed before its first checkpoint: it simply starts again.
   for (const char* f : {"metrics.jsonl", "checkpoints"}) fs::remove_all(out / f);
@@ -252,7 +253,8 @@ bool claim_out_dir(const fs::path& out, const TrainOptions& o, const CheckpointM
 }
 
 // --init-from DIR: the directory holds a model whose architecture is this run's (vocabulary
-// sizes aside: they come from DIR's spm.model, which this run takes). Checked before any work.
+// sizes aside: they come from DIR's subword models, which this run takes; joint or separate
+// vocabularies must match, as the embeddings do). Checked before any work.
 void check_init_from(const TrainOptions& o) {
   const fs::path dir(o.init_from);
   for (const char* f : {models::kConfigFile, models::kSubwordFile, models::kWeightsFile})
@@ -261,11 +263,20 @@ void check_init_from(const TrainOptions& o) {
   const std::string path = (dir / models::kConfigFile).string();
   const nlohmann::json saved = json_read::parse(read_small_file(path, kMaxJsonBytes), path);
   nlohmann::json theirs, ours = o.model.to_json();
+  models::ModelConfig their_config;
   try {
-    theirs = models::ModelConfig::from_json(json_read::object(saved, "model")).to_json();
+    their_config = models::ModelConfig::from_json(json_read::object(saved, "model"));
+    theirs = their_config.to_json();
   } catch (const RuntimeError& e) {
     throw RuntimeError(fmt::format("{}: corrupt: {}", path, e.what()));
   }
+  if (their_config.shared_vocab == o.separate_vocab)
+    throw OptionError("init_from", fmt::format(" {}: has {}; {}", o.init_from,
+                                               their_config.shared_vocab ? "one joint vocabulary" : "separate vocabularies",
+                                               their_config.shared_vocab ? "leave out --separate-vocab" : "give --separate-vocab"));
+  for (const std::string& f : models::subword_files(their_config.shared_vocab))
+    if (!fs::is_regular_file(dir / f))
+      throw OptionError("init_from", fmt::format(" {}: not a model directory (no {})", o.init_from, f));
   for (const char* derived : {"src_vocab", "tgt_vocab", "shared_vocab"}) {
     theirs.erase(derived);
     ours.erase(derived);
@@ -387,9 +398,10 @@ class Logger : public TrainingObserver {
 // OUT/model.pt and counts validations without improvement (--patience).
 class Validator : public TrainingObserver {
  public:
-  Validator(const TrainOptions& o, TrainingState& state, models::Seq2SeqModelImpl& model, const text::SubwordModel& sp,
-            const EncodedSet& valid, const torch::Device& device, const fs::path& out)
-      : o_(o), state_(state), model_(model), sp_(sp), valid_(valid), device_(device), out_(out) {}
+  Validator(const TrainOptions& o, TrainingState& state, models::Seq2SeqModelImpl& model,
+            const text::SubwordModel& target_subwords, const EncodedSet& valid, const torch::Device& device,
+            const fs::path& out)
+      : o_(o), state_(state), model_(model), target_subwords_(target_subwords), valid_(valid), device_(device), out_(out) {}
 
   void update_done(const UpdateInfo&) override {
     if (o_.valid_every > 0 && state_.saved.step % o_.valid_every == 0) validate();
@@ -470,7 +482,7 @@ class Validator : public TrainingObserver {
       decode::BeamOptions beam;
       beam.beam = o_.valid_beam;
       for (const auto& n : decode::search(model_, valid_.src, d, *decode::make_search_strategy(beam)))
-        out.push_back(n.empty() ? std::string() : sp_.decode(n.front().tokens));
+        out.push_back(n.empty() ? std::string() : target_subwords_.decode(n.front().tokens));
       r.bleu = metrics::BleuScorer().corpus_score(out, {valid_.tgt_text}).score;
     }
     if (was_training) model_.train();
@@ -480,7 +492,7 @@ class Validator : public TrainingObserver {
   const TrainOptions& o_;
   TrainingState& state_;
   models::Seq2SeqModelImpl& model_;
-  const text::SubwordModel& sp_;
+  const text::SubwordModel& target_subwords_;
   const EncodedSet& valid_;
   torch::Device device_;
   fs::path out_;
@@ -551,28 +563,21 @@ void Trainer::prepare_output_dir() {
   resuming_ = claim_out_dir(out_, o_, checkpoints_);
 }
 
-// Every rank reads the corpus; rank 0 makes the subword model and shares it.
+// Every rank reads the corpus; rank 0 makes the subword model(s) and shares them.
 void Trainer::prepare_data() {
   Corpora corpora = read_corpora(o_);
-  const fs::path sp_path = out_ / models::kSubwordFile;
-  if (is_main_ && !resuming_ && !o_.init_from.empty()) {
-    // The source model's subwords: its embeddings are indexed by them.
-    write_file_atomic(sp_path.string(), read_file((fs::path(o_.init_from) / models::kSubwordFile).string()));
-    log(fmt::format("starting from {}: its {} and {}", o_.init_from, models::kSubwordFile, models::kWeightsFile));
-  } else if (is_main_ && !resuming_) {
-    const std::vector<std::string> joint = joint_sentences(corpora.train);
-    log(fmt::format("training a {} SentencePiece model (vocab {}) on {} sentences", enum_to_string(o_.subword_type),
-                    o_.vocab_size, joint.size()));
-    text::SubwordModel::train(joint, subword_options(o_), sp_path.string());
-  }
-  if (!dist_->active()) {
-    sp_ = text::SubwordModel::load(sp_path.string());
-  } else {
-    const std::string sp_bytes = dist_->share_from_main("spm.model", is_main_ ? read_file(sp_path.string()) : "");
-    sp_ = text::SubwordModel::load_from_serialized(sp_bytes, is_main_ ? sp_path.string() : "rank 0's spm.model");
-  }
-  o_.model.src_vocab = o_.model.tgt_vocab = sp_.vocab_size();
-  o_.model.shared_vocab = true;
+  if (is_main_ && !resuming_) make_subword_models(corpora.train);
+  auto load = [&](const char* file) {
+    const fs::path path = out_ / file;
+    if (!dist_->active()) return text::SubwordModel::load(path.string());
+    const std::string bytes = dist_->share_from_main(file, is_main_ ? read_file(path.string()) : "");
+    return text::SubwordModel::load_from_serialized(bytes, is_main_ ? path.string() : fmt::format("rank 0's {}", file));
+  };
+  sp_.target = load(models::kSubwordFile);
+  sp_.source = o_.separate_vocab ? load(models::kSourceSubwordFile) : sp_.target;
+  o_.model.src_vocab = sp_.source.vocab_size();
+  o_.model.tgt_vocab = sp_.target.vocab_size();
+  o_.model.shared_vocab = !o_.separate_vocab;
 
   size_t dropped = 0;
   train_ = encode_set(corpora.train, sp_, o_.model.max_positions - 1, true, &dropped);
@@ -585,8 +590,35 @@ void Trainer::prepare_data() {
   }
   size_t unused = 0;
   valid_ = encode_set(corpora.valid, sp_, 0, false, &unused);
-  log(fmt::format("data: {} training pairs, {} validation pairs, vocabulary {}", train_.src.size(), valid_.src.size(),
-                  sp_.vocab_size()));
+  log(fmt::format("data: {} training pairs, {} validation pairs, {}", train_.src.size(), valid_.src.size(),
+                  o_.separate_vocab ? fmt::format("vocabularies {} (source) and {} (target)", sp_.source.vocab_size(),
+                                                  sp_.target.vocab_size())
+                                    : fmt::format("vocabulary {}", sp_.target.vocab_size())));
+}
+
+// Rank 0 of a fresh run: --init-from's subword models, or new ones trained on the training
+// text: one joint model, or with --separate-vocab one per side.
+void Trainer::make_subword_models(const data::ParallelCorpus& train) {
+  if (!o_.init_from.empty()) {
+    // The source model's subwords: its embeddings are indexed by them.
+    const std::vector<std::string> files = models::subword_files(/*shared_vocab=*/!o_.separate_vocab);
+    for (const std::string& f : files)
+      write_file_atomic((out_ / f).string(), read_file((fs::path(o_.init_from) / f).string()));
+    log(fmt::format("starting from {}: its {} and {}", o_.init_from, fmt::join(files, ", "), models::kWeightsFile));
+    return;
+  }
+  auto make = [&](const std::vector<std::string>& sentences, bool source_side, const char* file, const char* what) {
+    const text::SubwordOptions so = subword_options(o_, source_side);
+    log(fmt::format("training a {} SentencePiece model (vocab {}) on {} {}sentences", so.model_type, so.vocab_size,
+                    sentences.size(), what));
+    text::SubwordModel::train(sentences, so, (out_ / file).string());
+  };
+  if (!o_.separate_vocab) {
+    make(joint_sentences(train), false, models::kSubwordFile, "");
+    return;
+  }
+  make(train.source, true, models::kSourceSubwordFile, "source ");
+  make(train.target, false, models::kSubwordFile, "target ");
 }
 
 void Trainer::build() {
@@ -819,7 +851,7 @@ TrainSummary Trainer::run() {
     // saves), then save.
     auto log_line = [this](const std::string& line) { log(line); };
     observers_.push_back(std::make_unique<Logger>(o_, *state_, *progress_, out_ / "metrics.jsonl", log_line));
-    auto validator = std::make_unique<Validator>(o_, *state_, *model_, sp_, valid_, device_, out_);
+    auto validator = std::make_unique<Validator>(o_, *state_, *model_, sp_.target, valid_, device_, out_);
     validator_ = validator.get();
     observers_.push_back(std::move(validator));
     observers_.push_back(std::make_unique<Checkpointer>(o_, *state_, checkpoints_, *model_, *optimizer_, resuming_));

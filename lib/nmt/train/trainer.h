@@ -54,7 +54,7 @@ struct EncodedSet {
 
 // Encodes a corpus; with `drop_long`, pairs with a side longer than max_len subwords (EOS
 // included) are left out and counted in *dropped.
-EncodedSet encode_set(const data::ParallelCorpus& corpus, const text::SubwordModel& sp, int64_t max_len, bool drop_long,
+EncodedSet encode_set(const data::ParallelCorpus& corpus, const text::SubwordPair& sp, int64_t max_len, bool drop_long,
                       size_t* dropped);
 
 // Subword regularisation (Kudo 2018; BPE-dropout for BPE models): re-segments every pair of
@@ -65,11 +65,12 @@ EncodedSet encode_set(const data::ParallelCorpus& corpus, const text::SubwordMod
 // longer than max_len subwords (EOS included) falls back to encode()'s segmentation, which fits:
 // encode_set kept only pairs whose plain segmentation does. Runs on LibTorch's intra-op threads.
 inline constexpr uint64_t kSubwordSamplingStream = 0x5357'5245'474CULL;  // "SWREGL"
-void sample_segmentations(EncodedSet& set, const text::SubwordModel& sp, int nbest, double alpha, uint64_t seed,
+void sample_segmentations(EncodedSet& set, const text::SubwordPair& sp, int nbest, double alpha, uint64_t seed,
                           int64_t epoch, int64_t max_len);
 
-// The subword model a run trains on its training corpus: --vocab-size, --subword-type, seeded.
-text::SubwordOptions subword_options(const TrainOptions& options);
+// The subword model a run trains on its training corpus: --vocab-size (the source side's of
+// --separate-vocab: --src-vocab-size when given), --subword-type, seeded.
+text::SubwordOptions subword_options(const TrainOptions& options, bool source_side = false);
 // Source and target sentences of the corpus, one list (the joint subword model's input).
 std::vector<std::string> joint_sentences(const data::ParallelCorpus& corpus);
 
@@ -83,7 +84,8 @@ class Trainer {
 
  private:
   void prepare_output_dir();  // rank 0: create, lock, decide fresh start or resume
-  void prepare_data();        // corpora, subword model (rank 0 trains, all load), encoding
+  void prepare_data();        // corpora, subword models (rank 0 trains, all load), encoding
+  void make_subword_models(const data::ParallelCorpus& train);  // rank 0, fresh run
   void build();               // config.json, model, optimizer, resumed state
   void sync_ranks();          // rank 0's weights, state and optimizer to every rank
   StopReason run_epoch();     // kNone when the epoch ended without a stop
@@ -102,7 +104,7 @@ class Trainer {
   bool resuming_ = false;
   std::optional<DirectoryLock> owner_;  // held until training ends: one run per directory at a time
 
-  text::SubwordModel sp_;
+  text::SubwordPair sp_;
   EncodedSet train_, valid_;
 
   models::Seq2SeqModel model_{nullptr};
