@@ -116,7 +116,7 @@ std::string int8_note(const decode::Translator& translator) {
 void add_decode_options(CLI::App* cmd, DecodeArgs& a) {
   cmd->add_option("-m,--model", a.model_dirs,
                   "Model directory written by nmt train; repeat for an ensemble (the models' log-probabilities "
-                  "are averaged at each step; they must share the subword vocabulary)")
+                  "are averaged at each step; they must share the subword vocabularies, source and target)")
       ->required()
       ->expected(1)
       ->allow_extra_args(false)  // one directory per -m: a positional argument after it is not a model

@@ -143,8 +143,9 @@ th { background: #f0f4f8; } td.num { text-align: right; font-variant-numeric: ta
   static const std::vector<std::pair<const char*, const char*>> kKeys = {
       {"model", "type"}, {"model", "d_model"}, {"model", "heads"}, {"model", "ffn"}, {"model", "encoder_layers"},
       {"model", "decoder_layers"}, {"model", "embedding"}, {"model", "hidden"}, {"model", "rnn_layers"},
-      {"model", "dropout"}, {"model", "src_vocab"}, {"train", "lr"}, {"train", "warmup"}, {"train", "lr_schedule"},
-      {"train", "max_tokens"}, {"train", "label_smoothing"}, {"train", "clip_norm"}, {"train", "seed"},
+      {"model", "dropout"}, {"model", "src_vocab"}, {"model", "tgt_vocab"}, {"model", "shared_vocab"},
+      {"train", "lr"}, {"train", "warmup"}, {"train", "lr_schedule"}, {"train", "max_tokens"},
+      {"train", "label_smoothing"}, {"train", "clip_norm"}, {"train", "subword_alpha"}, {"train", "seed"},
       {"train", "threads"}, {"train", "train_prefix"}, {"train", "train_tsv"}};
   for (const auto& [section, key] : kKeys) {
     bool present = false;
