@@ -20,7 +20,10 @@ std::vector<OptionSpec<ModelConfig>> make_specs() {
       option("type", "--model", g, "Architecture", &M::type).one_of({"transformer", "gru"}),
       option("src_vocab", "", g, "Source vocabulary size (from the subword model)", &M::src_vocab),
       option("tgt_vocab", "", g, "Target vocabulary size (from the subword model)", &M::tgt_vocab),
-      option("shared_vocab", "", g, "One joint subword model (spm.model): source and target embeddings tied; false: spm.src.model for the source, its own embedding", &M::shared_vocab),
+      option("shared_vocab", "", g,
+             "One joint subword model (spm.model): source and target embeddings tied; false: spm.src.model for the "
+             "source, its own embedding",
+             &M::shared_vocab),
       option("tie_output", "", g, "Output projection shares the target embedding", &M::tie_output),
       option("d_model", "--d-model", g, "Transformer width", &M::d_model),
       option("heads", "--heads", g, "Attention heads", &M::heads),

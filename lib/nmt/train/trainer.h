@@ -111,8 +111,8 @@ class Trainer {
   std::vector<torch::Tensor> params_;
   std::unique_ptr<torch::optim::Adam> optimizer_;
   std::unique_ptr<TrainingState> state_;
-  int64_t bad_in_a_row_ = 0;
-  bool logged_sampling_time_ = false;  // consecutive updates skipped for a non-finite loss or gradient
+  int64_t bad_in_a_row_ = 0;           // consecutive updates skipped for a non-finite loss or gradient
+  bool logged_sampling_time_ = false;  // --subword-alpha: the re-segmentation time is logged once
 
   std::unique_ptr<viz::ProgressLine> progress_;
   std::vector<std::unique_ptr<TrainingObserver>> observers_;
