@@ -52,15 +52,19 @@ void gru_small(TrainOptions& o) {
 
 void gru_small_1h(TrainOptions& o) {
   // gru-small as scripts/best-system.sh trains it in the hour (issue 17): the learning rate
-  // falls linearly to 0 as 55 minutes end (the hour less the subword model, averaging and the
+  // falls linearly to 0 as 56 minutes end (the hour less the subword models, averaging and the
   // choice on val), so the last updates take small steps, and the last 8 of the checkpoints
   // saved every 50 updates are there to average. Dropout 0.3 rather than gru-small's 0.2: the
-  // 0.2 hour's val loss stopped falling in its last third while the training loss fell on.
-  // Val BLEU 56.43 greedy, 57.85 with beam 5 (0.2: 56.09 / 57.45, a difference the paired
-  // bootstrap puts at p = 0.17; README, "Best system"); gru-small's inverse-sqrt hour: 54.48.
+  // 0.2 hour's val loss stopped falling in its last third while the training loss fell on
+  // (val BLEU 56.43 greedy against 56.09, paired bootstrap p = 0.17; README, "Best system").
+  // A 4k vocabulary per language instead of one joint 8k one: the output layer halves while
+  // sentences grow by 1-2 % (14.56 / 17.02 subwords per English / French sentence against
+  // 14.42 / 16.65), so an update costs less: 12-minute runs of both on one Zen 3 machine made
+  // 660 against 572 updates and reached val BLEU 34.86 against 30.49.
   gru_small(o);
   o.model.dropout = 0.3;
-  o.lr_schedule = LrSchedule::kLinear; o.min_lr = 0; o.max_time_s = 55 * 60;
+  o.separate_vocab = true; o.vocab_size = 4000;
+  o.lr_schedule = LrSchedule::kLinear; o.min_lr = 0; o.max_time_s = 56 * 60;
   o.save_every = 50; o.keep_last = 8;
 }
 
@@ -80,7 +84,7 @@ const std::vector<Preset>& presets() {
       {"transformer-base", "Vaswani et al.'s base", transformer_base},
       {"transformer-tiny", "for tests and smoke runs: trains in seconds", transformer_tiny},
       {"gru-small", "GRU with Bahdanau attention; inverse-sqrt decay, no budget needed", gru_small},
-      {"gru-small-1h", "gru-small with dropout 0.3, lr decaying to 0 over 55 minutes: the best 60-minute CPU recipe",
+      {"gru-small-1h", "gru-small, dropout 0.3, 4k vocabulary per side, lr to 0 over 56 min: the 60-minute CPU recipe",
        gru_small_1h},
       {"gru-tiny", "for tests and smoke runs", gru_tiny},
   };
