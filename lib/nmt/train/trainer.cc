@@ -257,7 +257,7 @@ bool claim_out_dir(const fs::path& out, const TrainOptions& o, const CheckpointM
 // vocabularies must match, as the embeddings do). Checked before any work.
 void check_init_from(const TrainOptions& o) {
   const fs::path dir(o.init_from);
-  for (const char* f : {models::kConfigFile, models::kSubwordFile, models::kWeightsFile})
+  for (const char* f : {models::kConfigFile, models::kWeightsFile})  // the subword files once the layout is known
     if (!fs::is_regular_file(dir / f))
       throw OptionError("init_from", fmt::format(" {}: not a model directory (no {})", o.init_from, f));
   const std::string path = (dir / models::kConfigFile).string();
