@@ -40,6 +40,17 @@ val_bleu() {  # MODEL [decoding options...] → BLEU of val
     --json -q --no-record "$@" | read_bleu
 }
 
+# consider MODEL BEAM ALPHA ("-" for greedy): scores it on val, adds its row to selection.tsv and
+# makes it the best (train's best, best_model, best_beam, best_alpha) if it beats the best so far.
+consider() {
+  local model=$1 beam=$2 alpha=$3 bleu
+  if ((beam == 1)); then bleu=$(val_bleu "$dir/$model"); else bleu=$(val_bleu "$dir/$model" --beam "$beam" --alpha "$alpha"); fi
+  printf '%s\t%s\t%s\t%s\n' "$model" "$beam" "$alpha" "$bleu" | tee -a "$dir/selection.tsv" >&2
+  if python3 -c "import sys; sys.exit(0 if $bleu > $best else 1)"; then
+    best=$bleu best_model=$model best_beam=$beam best_alpha=${alpha/#-/0}
+  fi
+}
+
 find_data() {
   if [[ -n "${NMT_DATA:-}" ]]; then
     data=$NMT_DATA
@@ -73,23 +84,12 @@ train() {
   "$nmt" average "$dir/gru" --last 4 -o "$dir/gru-avg4" >/dev/null
   "$nmt" average "$dir/gru" --last 8 -o "$dir/gru-avg8" >/dev/null
   printf 'weights\tbeam\talpha\tval BLEU\n' >"$dir/selection.tsv"
-  local best_model="" best_beam=1 best_alpha=0 best=-1 model bleu beam alpha setting
-  for model in gru gru-avg4 gru-avg8; do
-    bleu=$(val_bleu "$dir/$model")
-    printf '%s\t1\t-\t%s\n' "$model" "$bleu" | tee -a "$dir/selection.tsv" >&2
-    if python3 -c "import sys; sys.exit(0 if $bleu > $best else 1)"; then best=$bleu best_model=$model; fi
-  done
+  local best_model="" best_beam=1 best_alpha=0 best=-1 model setting
+  for model in gru gru-avg4 gru-avg8; do consider "$model" 1 -; done
   local greedy_model=$best_model greedy_bleu=$best
   # Beam search on the best weights: alpha 1.4 was the edge of the first grid (0.6 / 1.0 / 1.4) in
   # both runs that had it, so the grid goes on past it; 8 tells whether a wider beam pays.
-  for setting in "5 1.0" "5 1.4" "5 1.8" "5 2.2" "8 1.4" "8 1.8"; do
-    read -r beam alpha <<<"$setting"
-    bleu=$(val_bleu "$dir/$best_model" --beam "$beam" --alpha "$alpha")
-    printf '%s\t%s\t%s\t%s\n' "$best_model" "$beam" "$alpha" "$bleu" | tee -a "$dir/selection.tsv" >&2
-    if python3 -c "import sys; sys.exit(0 if $bleu > $best else 1)"; then
-      best=$bleu best_beam=$beam best_alpha=$alpha
-    fi
-  done
+  for setting in "5 1.0" "5 1.4" "5 1.8" "5 2.2" "8 1.4" "8 1.8"; do consider "$greedy_model" $setting; done
   local seconds=$((SECONDS - start))
   python3 - "$dir/system.json" "$best_model" "$best_beam" "$best_alpha" "$best" "$greedy_model" "$greedy_bleu" \
     "$seconds" <<'EOF'
