@@ -31,7 +31,7 @@ command=$1
 dir=$2
 
 # The recipe (chosen on val: see the README's "Best system" section) is the gru-small-1h preset:
-# gru-small with dropout 0.3, a 4k SentencePiece vocabulary per language, a linear decay of the
+# gru-small with dropout 0.3, its joint 8k SentencePiece vocabulary, a linear decay of the
 # learning rate to 0 as the time budget ends instead of inverse-sqrt, so the last updates run at
 # a small rate, and checkpoints every 50 updates, the last 8 kept, to average.
 recipe=(--preset gru-small-1h)
