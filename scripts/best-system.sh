@@ -31,9 +31,10 @@ command=$1
 dir=$2
 
 # The recipe (chosen on val: see the README's "Best system" section) is the gru-small-1h preset:
-# gru-small with dropout 0.3, its joint 8k SentencePiece vocabulary, a linear decay of the
-# learning rate to 0 as the time budget ends instead of inverse-sqrt, so the last updates run at
-# a small rate, and checkpoints every 50 updates, the last 8 kept, to average.
+# gru-small with one GRU layer, dropout 0.3, its joint 8k SentencePiece vocabulary, a linear decay
+# of the learning rate from 0.005 to 0 as the time budget ends instead of inverse-sqrt, so the last
+# updates run at a small rate, validation from update 2400 on, and checkpoints every 50 updates,
+# the last 8 kept, to average.
 recipe=(--preset gru-small-1h)
 
 read_bleu() { python3 -c 'import json,sys; print(json.load(sys.stdin)["bleu"]["score"])'; }

@@ -3,6 +3,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -188,6 +189,21 @@ TEST(Cli, ValidationWithBeamSearchRecordsBleu) {
     EXPECT_GE(j["val_bleu"].get<double>(), 0.0);
   }
   EXPECT_EQ(validations, 2);
+}
+
+// --valid-after skips the validations (and their minutes of decoding) before that update; the
+// final weights are validated all the same.
+TEST(Cli, ValidAfterSkipsTheEarlyValidations) {
+  nmt::test::TempDir dir;
+  auto r = run_command(train_tiny(dir.file("m"), "--max-steps 35 --valid-every 10 --valid-after 20 -q"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(dir.file("m/metrics.jsonl"));
+  std::vector<int64_t> validated;
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line);
+    if (j["event"] == "valid") validated.push_back(j["step"].get<int64_t>());
+  }
+  EXPECT_EQ(validated, (std::vector<int64_t>{20, 30, 35}));
 }
 
 }  // namespace

@@ -93,6 +93,11 @@ std::vector<OptionSpec<TrainOptions>> make_specs() {
 
       option("valid_every", "--valid-every", "Validation", "Validate every N updates (0 = every epoch)", &O::valid_every)
           .range(0, kMany),
+      option("valid_after", "--valid-after", "Validation",
+             "No validation before this many updates (fairseq's --validate-after-updates; 0 = from the start); "
+             "the final weights are always validated",
+             &O::valid_after)
+          .range(0, kMany),
       option("log_every", "--log-every", "Validation", "Log every N updates", &O::log_every).range(0, kMany).not_identity(),
       option("valid_bleu", "--valid-bleu", "Validation", "Translate the validation set and report BLEU (true/false)",
              &O::valid_bleu),

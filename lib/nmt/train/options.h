@@ -79,6 +79,7 @@ struct TrainOptions {
 
   // Validation / logging.
   int64_t valid_every = 0;
+  int64_t valid_after = 0;  // no validation before this update (the final weights are always validated)
   int64_t log_every = 100;
   bool valid_bleu = true;
   BestMetric best_metric = BestMetric::kBleu;

@@ -394,7 +394,15 @@ class Logger : public TrainingObserver {
 
 }  // namespace
 
-// Validates every --valid-every updates (or at each epoch's end), keeps the best weights in
+// Whether the update that just ended is followed by a validation (--valid-every N > 0): every N
+// updates from --valid-after on. Checkpointer asks too, to save once.
+namespace {
+bool validates_after_update(const TrainOptions& o, int64_t step) {
+  return o.valid_every > 0 && step % o.valid_every == 0 && step >= o.valid_after;
+}
+}  // namespace
+
+// Validates every --valid-every updates (or at each epoch's end) from --valid-after on, keeps the best weights in
 // OUT/model.pt and counts validations without improvement (--patience).
 class Validator : public TrainingObserver {
  public:
@@ -404,10 +412,10 @@ class Validator : public TrainingObserver {
       : o_(o), state_(state), model_(model), target_subwords_(target_subwords), valid_(valid), device_(device), out_(out) {}
 
   void update_done(const UpdateInfo&) override {
-    if (o_.valid_every > 0 && state_.saved.step % o_.valid_every == 0) validate();
+    if (validates_after_update(o_, state_.saved.step)) validate();
   }
   void epoch_done() override {
-    if (o_.valid_every <= 0) validate();
+    if (o_.valid_every <= 0 && state_.saved.step >= o_.valid_after) validate();
   }
   // The final weights are always validated (and saved).
   void stopped(StopReason reason) override {
@@ -510,7 +518,7 @@ class Checkpointer : public TrainingObserver {
 
   void update_done(const UpdateInfo&) override {
     const int64_t step = state_.saved.step;
-    const bool validated = o_.valid_every > 0 && step % o_.valid_every == 0;  // saved with the validation
+    const bool validated = validates_after_update(o_, step);  // saved with the validation
     if (!validated && o_.save_every > 0 && step % o_.save_every == 0) save();
   }
   void validation_done(const ValidationResult&) override { save(); }
