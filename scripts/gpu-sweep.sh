@@ -14,15 +14,15 @@
 # Variants file: one per line, NAME STEPS [nmt train options...]; STEPS is the CPU hour's update
 # count for that variant (measure its rate on the CPU first: updates in a few minutes of
 # `nmt train --max-time`, against the preset's own). Environment: NMT_SWEEP_PRESET (default
-# gru-small-1h), NMT_SWEEP_LIMIT (seconds per run, default 400), OUT (results; default /tmp/out).
+# gru-small-1h), NMT_SWEEP_LIMIT (seconds per run, default 600), OUT (results; default /tmp/out).
 # A run's lines: "NAME: STEP:BLEU ..." for each validation, then its last log line.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 
 prepare() {
-  cd "$here" || exit 1
-  mkdir -p .device
-  grep -qx '/.device/' .git/info/exclude 2>/dev/null || echo /.device/ >>.git/info/exclude
+  set -e  # a package or file that did not arrive is found here, not on the GPU machine's clock
+  cd "$here"
+  mkdir -p .device  # ignored by git (.gitignore)
   # ../shared/gpu/fetch-debs.sh's list, plus what the CMake files ask for since: cpp-httplib
   # (`nmt serve`; its .pc file names OpenSSL and Brotli) and pugixml (the tests).
   bash "$here/../shared/gpu/fetch-debs.sh" .device/debs >/dev/null
@@ -34,14 +34,18 @@ prepare() {
   (cd .device/debs && apt-get "${o[@]}" download libcpp-httplib-dev libcpp-httplib0.11 libssl-dev libbrotli-dev \
     libbrotli1 libpugixml-dev libpugixml1v5)
   rm -rf "$state"
-  cp "$here/../shared/gpu/build-on-device.sh" .device/
-  rm -rf .device/multi30k && cp -r "${NMT_DATA:-$here/../shared/data}/multi30k" .device/
+  rm -rf .device/multi30k .device/build-on-device.sh
+  # ../shared is read-only, and cp keeps the mode: make the copies writable so a rerun replaces them.
+  cp --no-preserve=mode "$here/../shared/gpu/build-on-device.sh" .device/
+  cp -r --no-preserve=mode "${NMT_DATA:-$here/../shared/data}/multi30k" .device/
   du -sh .device
 }
 
 run() {
-  local variants=${1:-scripts/gpu-sweep.variants} out=${OUT:-/tmp/out}
-  local preset=${NMT_SWEEP_PRESET:-gru-small-1h} limit=${NMT_SWEEP_LIMIT:-400} data=$here/.device/multi30k
+  local variants=${1:-$here/scripts/gpu-sweep.variants} out=${OUT:-/tmp/out}
+  local preset=${NMT_SWEEP_PRESET:-gru-small-1h} limit=${NMT_SWEEP_LIMIT:-600} data=$here/.device/multi30k
+  variants=$(realpath "$variants")
+  cd "$here" || exit 1  # build-on-device.sh builds the tree it is run from
   mkdir -p "$out"
   nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | tee "$out/gpu.txt"
   # build-on-device.sh builds every target; the sweep needs the command only.
@@ -49,13 +53,14 @@ run() {
   sed 's#cmake --build /tmp/b -j"$(nproc)"#cmake --build /tmp/b -j"$(nproc)" --target nmt_cli#' \
     .device/build-on-device.sh >.device/build-cli.sh
   bash .device/build-cli.sh -DNMT_LIBTORCH= -DNMT_CUDA=ON -DNMT_BUILD_TESTS=OFF 2>&1 | tail -25 | tee "$out/build.txt"
-  [[ -x /tmp/b/nmt ]] || exit 1
+  ((PIPESTATUS[0] == 0)) || exit 1  # (a warm machine may still hold an older /tmp/b/nmt)
   export LD_LIBRARY_PATH=/opt/deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
   /tmp/b/nmt --version | tee -a "$out/build.txt"
   local name steps args
   while read -r name steps args; do
     [[ -z "$name" || "$name" == \#* ]] && continue
     mkdir -p "$out/$name"
+    rm -rf "/tmp/runs/$name"  # else a warm machine's earlier run of NAME would resume and stop at once
     # shellcheck disable=SC2086  # args are nmt options, split on purpose
     (timeout "$limit" /tmp/b/nmt train --preset "$preset" --train "$data/train" --valid "$data/val" \
         --out "/tmp/runs/$name" --device cuda --threads 2 --max-steps "$steps" --max-time 30m --save-every 100000 \
@@ -70,13 +75,16 @@ run() {
     ((SECONDS % 60 < 10)) && nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader >>"$out/smi.txt"
   done
   local d
-  for d in "$out"/*/; do
-    printf '%s: ' "$(basename "$d")"
+  while read -r name _; do
+    [[ -z "$name" || "$name" == \#* ]] && continue
+    d=$out/$name
+    # rc=124: stopped by the time limit, before its last validation
+    printf '%s: ' "$name"
     grep -o 'step [0-9]* | epoch [0-9]* | loss [0-9.]* | ppl [0-9.]* | BLEU [0-9.]*' "$d/train.log" |
       awk '{printf "%s:%s ", $2, $NF}'
     tail -2 "$d/train.log" | tr '\n' ' '
     echo
-  done
+  done <"$variants"
 }
 
 case "${1:-}" in

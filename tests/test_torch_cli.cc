@@ -1,6 +1,7 @@
 // The real `nmt` binary end to end: start-up, train → translate → eval on a tiny corpus.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <vector>
@@ -191,19 +192,36 @@ TEST(Cli, ValidationWithBeamSearchRecordsBleu) {
   EXPECT_EQ(validations, 2);
 }
 
-// --valid-after skips the validations (and their minutes of decoding) before that update; the
-// final weights are validated all the same.
-TEST(Cli, ValidAfterSkipsTheEarlyValidations) {
-  nmt::test::TempDir dir;
-  auto r = run_command(train_tiny(dir.file("m"), "--max-steps 35 --valid-every 10 --valid-after 20 -q"));
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::ifstream in(dir.file("m/metrics.jsonl"));
-  std::vector<int64_t> validated;
+// The updates a run validated at, from its metrics.jsonl.
+std::vector<int64_t> validated_steps(const std::string& model_dir) {
+  std::ifstream in(model_dir + "/metrics.jsonl");
+  std::vector<int64_t> steps;
   for (std::string line; std::getline(in, line);) {
     auto j = nlohmann::json::parse(line);
-    if (j["event"] == "valid") validated.push_back(j["step"].get<int64_t>());
+    if (j["event"] == "valid") steps.push_back(j["step"].get<int64_t>());
   }
-  EXPECT_EQ(validated, (std::vector<int64_t>{20, 30, 35}));
+  return steps;
+}
+
+// --valid-after skips the validations (and their minutes of decoding) before that update; the
+// final weights are validated all the same, and --save-every still saves where no validation did.
+TEST(Cli, ValidAfterSkipsTheEarlyValidations) {
+  nmt::test::TempDir dir;
+  auto r = run_command(
+      train_tiny(dir.file("m"), "--max-steps 35 --valid-every 10 --valid-after 20 --save-every 10 --keep-last 10 -q"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(validated_steps(dir.file("m")), (std::vector<int64_t>{20, 30, 35}));
+  for (const char* step : {"step-00000010", "step-00000020", "step-00000030", "step-00000035"})
+    EXPECT_TRUE(std::filesystem::exists(dir.file("m/checkpoints/") + step)) << step;
+}
+
+// A run that ends before --valid-after still validates and keeps its final weights.
+TEST(Cli, RunEndingBeforeValidAfterStillKeepsItsWeights) {
+  nmt::test::TempDir dir;
+  auto r = run_command(train_tiny(dir.file("m"), "--max-steps 15 --valid-every 10 --valid-after 20 -q"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(validated_steps(dir.file("m")), (std::vector<int64_t>{15}));
+  EXPECT_TRUE(std::filesystem::exists(dir.file("m/model.pt")));
 }
 
 }  // namespace

@@ -71,8 +71,11 @@ std::vector<std::string> lines_of(const std::string& text) {
 // first update moves each weight by lr·g/(|g|+eps), about ±lr whatever |g| is, so where a
 // gradient is within rounding of 0 the two devices may step by +lr and -lr: the first version of
 // this test compared every weight and failed on an H200 with differences of 0.0030-0.0051, all
-// below 2·lr = 0.006. Gradients must agree to 1e-4 of their tensor's largest, and weights where
-// |g| is at least twice that (there the two gradients have one sign, and the step is the same).
+// below 2·lr = 0.006, in 3 tensors: likely the attention key biases (transformer-tiny has 3
+// attention blocks), whose gradient is 0 but for rounding, as softmax ignores a constant added
+// to every score. Gradients must agree to 1e-4 of their tensor's largest, and weights where |g|
+// is over twice that and over 1000 Adam ε (there both gradients have one sign and |g| ≫ ε, so
+// the step is the same).
 TEST(Cuda, TrainingStepMatchesTheCpu) {
   SKIP_WITHOUT_CUDA();
   nmt::train::TrainOptions o;
@@ -105,7 +108,7 @@ TEST(Cuda, TrainingStepMatchesTheCpu) {
     const auto cpu_grad = cpu_params[i].grad(), gpu_grad = gpu_params[i].grad().cpu();
     const double scale = std::max(cpu_grad.abs().max().item<double>(), 1e-12);
     EXPECT_LT((gpu_grad - cpu_grad).abs().max().item<double>(), 1e-4 * scale) << "gradient of parameter " << i;
-    const auto clear = cpu_grad.abs() > 2e-4 * scale;
+    const auto clear = cpu_grad.abs() > std::max(2e-4 * scale, 1e3 * o.adam_eps);
     const auto diff = (gpu_params[i].cpu() - cpu_params[i]).abs().masked_select(clear);
     if (diff.numel() > 0) EXPECT_LT(diff.max().item<double>(), 1e-4) << "parameter " << i;
   }

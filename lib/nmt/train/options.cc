@@ -95,7 +95,7 @@ std::vector<OptionSpec<TrainOptions>> make_specs() {
           .range(0, kMany),
       option("valid_after", "--valid-after", "Validation",
              "No validation before this many updates (fairseq's --validate-after-updates; 0 = from the start); "
-             "the final weights are always validated",
+             "the final weights are always validated; with --save-every 0 nothing is saved before N either",
              &O::valid_after)
           .range(0, kMany),
       option("log_every", "--log-every", "Validation", "Log every N updates", &O::log_every).range(0, kMany).not_identity(),

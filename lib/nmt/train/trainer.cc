@@ -867,8 +867,9 @@ TrainSummary Trainer::run() {
   }
   state_->start_clock();
   // Where an adapted model starts: its validation figures before the first update (the source
-  // model's own, on this validation set).
-  if (validator_ && !o_.init_from.empty() && state_->saved.step == 0 && state_->saved.history.empty())
+  // model's own, on this validation set), unless --valid-after asks for none before update N.
+  if (validator_ && !o_.init_from.empty() && o_.valid_after == 0 && state_->saved.step == 0 &&
+      state_->saved.history.empty())
     validator_->validate();
   model_->train();
   StopReason reason = StopReason::kNone;
