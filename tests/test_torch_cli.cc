@@ -107,14 +107,19 @@ TEST(Cli, TinyTransformerOverfitsThroughTrainAndTranslate) {
   EXPECT_EQ(lines[1], "");
 }
 
-std::vector<double> train_losses(const std::string& metrics_path) {
-  std::vector<double> losses;
+// One field of a run's metrics.jsonl lines of one event ("train" or "valid"), in order.
+std::vector<double> metric_values(const std::string& metrics_path, const std::string& event, const std::string& field) {
+  std::vector<double> values;
   std::ifstream in(metrics_path);
   for (std::string line; std::getline(in, line);) {
     auto j = nlohmann::json::parse(line);
-    if (j["event"] == "train") losses.push_back(j["train_loss"].get<double>());
+    if (j["event"] == event) values.push_back(j[field].get<double>());
   }
-  return losses;
+  return values;
+}
+
+std::vector<double> train_losses(const std::string& metrics_path) {
+  return metric_values(metrics_path, "train", "train_loss");
 }
 
 TEST(Cli, SameSeedGivesIdenticalLosses) {
@@ -192,15 +197,9 @@ TEST(Cli, ValidationWithBeamSearchRecordsBleu) {
   EXPECT_EQ(validations, 2);
 }
 
-// The updates a run validated at, from its metrics.jsonl.
-std::vector<int64_t> validated_steps(const std::string& model_dir) {
-  std::ifstream in(model_dir + "/metrics.jsonl");
-  std::vector<int64_t> steps;
-  for (std::string line; std::getline(in, line);) {
-    auto j = nlohmann::json::parse(line);
-    if (j["event"] == "valid") steps.push_back(j["step"].get<int64_t>());
-  }
-  return steps;
+// The updates a run validated at.
+std::vector<double> validated_steps(const std::string& model_dir) {
+  return metric_values(model_dir + "/metrics.jsonl", "valid", "step");
 }
 
 // --valid-after skips the validations (and their minutes of decoding) before that update; the
@@ -210,7 +209,7 @@ TEST(Cli, ValidAfterSkipsTheEarlyValidations) {
   auto r = run_command(
       train_tiny(dir.file("m"), "--max-steps 35 --valid-every 10 --valid-after 20 --save-every 10 --keep-last 10 -q"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(validated_steps(dir.file("m")), (std::vector<int64_t>{20, 30, 35}));
+  EXPECT_EQ(validated_steps(dir.file("m")), (std::vector<double>{20, 30, 35}));
   for (const char* step : {"step-00000010", "step-00000020", "step-00000030", "step-00000035"})
     EXPECT_TRUE(std::filesystem::exists(dir.file("m/checkpoints/") + step)) << step;
 }
@@ -220,7 +219,7 @@ TEST(Cli, RunEndingBeforeValidAfterStillKeepsItsWeights) {
   nmt::test::TempDir dir;
   auto r = run_command(train_tiny(dir.file("m"), "--max-steps 15 --valid-every 10 --valid-after 20 -q"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(validated_steps(dir.file("m")), (std::vector<int64_t>{15}));
+  EXPECT_EQ(validated_steps(dir.file("m")), (std::vector<double>{15}));
   EXPECT_TRUE(std::filesystem::exists(dir.file("m/model.pt")));
 }
 
