@@ -394,16 +394,20 @@ class Logger : public TrainingObserver {
 
 }  // namespace
 
-// Whether the update that just ended is followed by a validation (--valid-every N > 0): every N
-// updates from --valid-after on. Checkpointer asks too, to save once.
 namespace {
+// --valid-after N: no scheduled validation before update N (the final weights are validated at
+// the stop all the same).
+bool validations_open(const TrainOptions& o, int64_t step) { return step >= o.valid_after; }
+
+// Whether the update that just ended is followed by a validation (--valid-every N > 0): every N
+// updates once validations are open. Checkpointer asks too, to save once.
 bool validates_after_update(const TrainOptions& o, int64_t step) {
-  return o.valid_every > 0 && step % o.valid_every == 0 && step >= o.valid_after;
+  return o.valid_every > 0 && step % o.valid_every == 0 && validations_open(o, step);
 }
 }  // namespace
 
-// Validates every --valid-every updates (or at each epoch's end) from --valid-after on, keeps the best weights in
-// OUT/model.pt and counts validations without improvement (--patience).
+// Validates every --valid-every updates (or at each epoch's end) from --valid-after on, keeps the
+// best weights in OUT/model.pt and counts validations without improvement (--patience).
 class Validator : public TrainingObserver {
  public:
   Validator(const TrainOptions& o, TrainingState& state, models::Seq2SeqModelImpl& model,
@@ -415,7 +419,7 @@ class Validator : public TrainingObserver {
     if (validates_after_update(o_, state_.saved.step)) validate();
   }
   void epoch_done() override {
-    if (o_.valid_every <= 0 && state_.saved.step >= o_.valid_after) validate();
+    if (o_.valid_every <= 0 && validations_open(o_, state_.saved.step)) validate();
   }
   // The final weights are always validated (and saved).
   void stopped(StopReason reason) override {
@@ -867,8 +871,8 @@ TrainSummary Trainer::run() {
   }
   state_->start_clock();
   // Where an adapted model starts: its validation figures before the first update (the source
-  // model's own, on this validation set), unless --valid-after asks for none before update N.
-  if (validator_ && !o_.init_from.empty() && o_.valid_after == 0 && state_->saved.step == 0 &&
+  // model's own, on this validation set), unless --valid-after asks for none yet.
+  if (validator_ && !o_.init_from.empty() && validations_open(o_, 0) && state_->saved.step == 0 &&
       state_->saved.history.empty())
     validator_->validate();
   model_->train();
