@@ -64,7 +64,7 @@ void add_report_command(CLI::App& app) {
   cmd->add_option("--ref", *ref, "Their references");
   cmd->add_option("--examples", *examples, "Example sentences translated by each run")->capture_default_str();
   cmd->add_option("--heatmaps", *heatmaps, "Attention heatmaps per run (of the first examples)")->capture_default_str();
-  cmd->add_option("--threads", *threads, "LibTorch intra-op threads (0 = default)")->capture_default_str();
+  cmd->add_option("--threads", *threads, "Threads: OpenBLAS's pool where OpenBLAS is loaded (LibTorch's is then 1), else LibTorch's (0 = the libraries' default)")->capture_default_str();
   cmd->callback([=] {
     if (src->empty() != ref->empty()) throw UsageError("--src and --ref go together");
     set_threads(*threads);

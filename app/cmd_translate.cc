@@ -121,7 +121,7 @@ void add_decode_options(CLI::App* cmd, DecodeArgs& a) {
       ->expected(1)
       ->allow_extra_args(false)  // one directory per -m: a positional argument after it is not a model
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  cmd->add_option("--threads", a.threads, "LibTorch intra-op threads (0 = default)")->capture_default_str();
+  cmd->add_option("--threads", a.threads, "Threads: OpenBLAS's pool where OpenBLAS is loaded (LibTorch's is then 1), else LibTorch's (0 = the libraries' default)")->capture_default_str();
   cmd->add_option("--device", a.device, "cpu, cuda or cuda:N (default: CUDA when available, else cpu)");
   cmd->add_flag("--int8", a.int8,
                 "Quantise fp32 models to int8 on load, as nmt quantize does, and decode with int8 matrix products "
@@ -580,7 +580,7 @@ void add_score_command(CLI::App& app) {
   cmd->add_flag("--normalize", *normalize, "Divide each score by its number of target subwords plus EOS");
   cmd->add_flag("--per-token", *per_token,
                 "After each score, a tab and the log-probability of every target subword, EOS last");
-  cmd->add_option("--threads", a->threads, "LibTorch intra-op threads (0 = default)")->capture_default_str();
+  cmd->add_option("--threads", a->threads, "Threads: OpenBLAS's pool where OpenBLAS is loaded (LibTorch's is then 1), else LibTorch's (0 = the libraries' default)")->capture_default_str();
   cmd->add_option("--device", a->device, "cpu, cuda or cuda:N (default: CUDA when available, else cpu)");
   cmd->add_option("--batch-size", a->batch_size, "Sentence pairs per batch")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_flag("-q,--quiet", a->quiet, "No warnings on stderr (errors still shown)");

@@ -25,7 +25,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 MODEL=${NMT_BENCH_CT2_MODEL:-}
 NMT=${NMT_BINARY:-$ROOT/build/nmt}
-PY=${NMT_PYTHON:-python3}
+PY=$(bash "$ROOT/scripts/nmt-python.sh")
 DATA=${NMT_DATA:-$ROOT/../shared/data}
 ROUNDS=${NMT_BENCH_ROUNDS:-3}
 read -r -a THREADS <<< "${NMT_BENCH_THREADS:-1 2}"

@@ -19,7 +19,7 @@
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NMT=${NMT_BINARY:-$ROOT/build/nmt}
-PY=${NMT_PYTHON:-python3}
+PY=$(bash "$ROOT/scripts/nmt-python.sh")
 REF="$ROOT/scripts/reference/nmt_reference.py"
 DATA=${NMT_DATA:-$ROOT/../shared/data}
 DEVICE=${NMT_BENCH_DEVICE:-cuda}

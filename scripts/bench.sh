@@ -24,7 +24,7 @@ LIBTORCH=${NMT_LIBTORCH:-debian}
 case "$LIBTORCH" in
   debian) NMT=${NMT_BINARY:-$ROOT/build/nmt}; PY=${NMT_PYTHON:-/usr/bin/python3}; BUILD=$ROOT/build ;;
   wheel)
-    NMT=${NMT_BINARY:-$ROOT/build-wheel/nmt}; PY=${NMT_PYTHON:-python3}; BUILD=$ROOT/build-wheel
+    NMT=${NMT_BINARY:-$ROOT/build-wheel/nmt}; PY=$(bash "$ROOT/scripts/nmt-python.sh"); BUILD=$ROOT/build-wheel
     home=$(bash "$ROOT/scripts/torch-home.sh")
     export PYTHONPATH="$home:$home-cuda-deps${PYTHONPATH:+:$PYTHONPATH}" ;;
   *) echo "bench: NMT_LIBTORCH must be debian or wheel, not '$LIBTORCH'" >&2; exit 2 ;;

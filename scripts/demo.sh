@@ -38,9 +38,12 @@ build/nmt train --preset "$preset" --train "$data/multi30k/train" --valid "$data
   --out "$out" --threads "$threads" --max-time "$time_budget"
 
 step "5/6 translate"
-printf '%s\n' "A man in a red shirt is riding a bike down the street." \
-  "Two dogs are playing in the snow." "A little girl is eating an ice cream on a bench." |
-  tee /dev/stderr | build/nmt translate -m "$out" --threads "$threads"
+# Each source line, then its translation (no tee to /dev/stderr: reopening that truncates a log
+# file that stdout and stderr are both redirected to).
+sentences=("A man in a red shirt is riding a bike down the street." "Two dogs are playing in the snow."
+  "A little girl is eating an ice cream on a bench.")
+translations=$(printf '%s\n' "${sentences[@]}" | build/nmt translate -m "$out" --threads "$threads")
+paste -d '\n' <(printf 'en: %s\n' "${sentences[@]}") <(sed 's/^/fr: /' <<< "$translations")
 
 step "6/6 BLEU on test_2016_flickr and test_2017_flickr (sacreBLEU 13a, cased)"
 for t in test_2016_flickr test_2017_flickr; do

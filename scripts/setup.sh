@@ -7,7 +7,10 @@
 #                        default below), unpacked with `pip install --no-deps --target` into
 #                        NMT_TORCH_HOME (default ~/.cache/nmt/torch-VERSION), where CMake finds it
 #                        when configured with the same NMT_LIBTORCH=wheel (see CMakeLists.txt).
-# Either way the other Debian packages below are installed. NMT_SETUP_BENCH=1 adds what
+#                        pip is that of nmt's own venv (~/.cache/nmt/venv): no Python package
+#                        of the user's, and no LibTorch outside ~/.cache/nmt, is replaced.
+# Either way the other Debian packages below are installed (apt-get, as root or through sudo;
+# what is missing is named before it is installed). Debian 12 only: elsewhere it stops at once. NMT_SETUP_BENCH=1 adds what
 # scripts/bench.sh needs: Python PyTorch of the same LibTorch (python3-torch for Debian's, the
 # same wheel's Python side for the wheel), Google Benchmark and wrk (scripts/bench-serve.sh), and
 # CTranslate2 with SentencePiece's Python module (scripts/bench-ct2.sh: nmt against CTranslate2
@@ -16,22 +19,39 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 LIBTORCH=${NMT_LIBTORCH:-debian}
-# The pin (scripts/torch-wheel.version): the newest PyTorch on PyPI when it was set. Its wheel is
-# the CUDA 13 build; libtorch_cpu.so needs the CUDA runtime (libcudart.so.13, libcupti.so.13)
-# even on a CPU.
+# The pin (scripts/torch-wheel.version): the newest PyTorch on PyPI when it was set. PyPI's Linux
+# wheel is the CUDA 13 build: even its libtorch_cpu.so needs the CUDA runtime (libcudart.so.13,
+# libcupti.so.13). Those two come from NVIDIA's own wheels on PyPI (nvidia-cuda-runtime,
+# nvidia-cuda-cupti, 14 MB), unpacked next to torch/ in the same folder: libtorch_cpu.so's RPATH
+# ($ORIGIN/../../nvidia/cu13/lib) finds them there, so nothing goes into the system's library
+# path and no CUDA toolkit is needed. CMake then builds against the wheel's CPU libraries
+# without LibTorch's CMake package, which insists on a CUDA toolkit (CMakeLists.txt); with a
+# toolkit present, the CUDA build works as before.
 TORCH_VERSION=${NMT_TORCH_VERSION:-$(head -n 1 scripts/torch-wheel.version)}
 TORCH_HOME_DIR=$(bash scripts/torch-home.sh)
+NMT_CACHE=$(dirname "$TORCH_HOME_DIR")
+VENV=$NMT_CACHE/venv  # nmt's own Python: pip for the wheel and the benchmarks' packages
+
+say() { echo "setup: $*"; }
+die() { echo "setup: $*" >&2; exit 1; }
 
 case "$LIBTORCH" in
   debian | wheel) ;;
   *) echo "setup: NMT_LIBTORCH must be 'debian' or 'wheel', not '$LIBTORCH'" >&2; exit 2 ;;
 esac
 
+# Debian 12 is what the package list below is written for; elsewhere say so before anything.
+os_id=$( (. /etc/os-release 2>/dev/null && echo "${ID:-?} ${VERSION_ID:-?}") || echo "unknown")
+if [[ "$os_id" != "debian 12" && "${NMT_SETUP_ANY_OS:-0}" != 1 ]]; then
+  die "this is '$os_id'; set-up supports Debian 12 (bookworm) only: install the packages named in scripts/setup.sh by hand, or set NMT_SETUP_ANY_OS=1 to try anyway"
+fi
+
 packages=(
   g++ cmake pkg-config make
   libgloo-dev             # headers of the Gloo library LibTorch's c10d uses (data-parallel training)
   libopenblas0-pthread    # without it LibTorch 1.13's matrix products use the reference BLAS (~30x slower)
   libsentencepiece-dev    # subword segmentation
+  libprotobuf-dev         # protobuf, loaded first in every binary (CMakeLists.txt: nmt_executable_link)
   libcli11-dev            # command line
   libfmt-dev              # fmt, where the LibTorch found ships none of its own (Debian's 1.13)
   nlohmann-json3-dev      # JSON for configs, --json output, metrics.jsonl
@@ -41,10 +61,13 @@ packages=(
   zlib1g-dev              # tests: reading the report's PNG screenshot
   chromium                # tests: the HTML report rendered in a real headless browser
   bsdutils                # tests: `script` drives the interactive translator through a pseudo-terminal
+  python3                 # tests: the docs checks (scripts/check-*.py)
+  curl ca-certificates    # scripts/get-data.sh downloads Multi30k and Tatoeba
 )
 [[ "$LIBTORCH" == debian ]] && packages+=(libtorch-dev)  # LibTorch 1.13 (CPU): tensors and autograd
+[[ "$LIBTORCH" == wheel ]] && packages+=(python3-venv)   # pip, in nmt's own venv, fetches the wheel
 if [[ "${NMT_SETUP_BENCH:-0}" == 1 ]]; then
-  packages+=(libbenchmark-dev)
+  packages+=(libbenchmark-dev python3-venv)
   packages+=(wrk)  # scripts/bench-serve.sh: HTTP load on `nmt serve`
   [[ "$LIBTORCH" == debian ]] && packages+=(python3-torch)  # the reference on the same LibTorch 1.13
 fi
@@ -55,71 +78,87 @@ install_debian_packages() {
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   if ((${#missing[@]} == 0)); then
-    echo "setup: all ${#packages[@]} Debian packages present"
+    say "all ${#packages[@]} Debian packages present"
     return
   fi
-  echo "setup: installing ${missing[*]}"
   local sudo=""
   if [[ $(id -u) -ne 0 ]]; then
-    command -v sudo >/dev/null || { echo "setup: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+    command -v sudo >/dev/null ||
+      die "installing Debian packages needs root, and there is no sudo: as root run: apt-get install ${missing[*]}"
     sudo=sudo
   fi
+  say "will install ${#missing[@]} Debian packages (apt-get, with their dependencies): ${missing[*]}"
+  local log
+  log=$(mktemp /tmp/nmt-setup-apt.XXXXXX)
   export DEBIAN_FRONTEND=noninteractive
-  $sudo apt-get update -qq
-  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  $sudo apt-get update -qq > "$log" 2>&1 && ! grep -qE '^(W|E): (Failed|Some index)' "$log" ||
+    die "apt-get update could not reach Debian's package archive (network or proxy?); its messages: $log"
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >> "$log" 2>&1 ||
+    die "apt-get install failed (no network, a full disk or a held package?); its messages: $log"
+  rm -f "$log"
 }
 
-# pip of whichever Python runs the benchmark's reference (pyenv's or Debian's).
-pip_cmd() {
-  if command -v python3 >/dev/null && python3 -m pip --version >/dev/null 2>&1; then
-    echo "python3 -m pip"
-  else
-    echo "/usr/bin/python3 -m pip"
+# nmt's own venv under ~/.cache/nmt: pip for the wheel (Debian's python3 has none, and its
+# packages are the system's) without touching any Python package of the user's.
+venv_pip() {
+  if [[ ! -x "$VENV/bin/pip" ]]; then
+    rm -rf "$VENV"
+    mkdir -p "$NMT_CACHE"
+    /usr/bin/python3 -m venv "$VENV" || die "could not make a Python venv in $VENV (python3-venv installed? disk full?)"
   fi
+  "$VENV/bin/python3" -m pip --disable-pip-version-check "$@"
 }
 
-# The wheel, unpacked once per version: a finished unpack is marked by .nmt-complete, so an
-# interrupted one is redone rather than half used.
+# The wheel, unpacked once per version into a folder of its own: pip unpacks into NAME.partial
+# and only a finished unpack is renamed into place and marked .nmt-complete, so an interrupted
+# or failed one (a full disk) is never used: the next run starts it again.
 install_torch_wheel() {
   if [[ -f "$TORCH_HOME_DIR/.nmt-complete" ]]; then
-    echo "setup: LibTorch $TORCH_VERSION (PyTorch wheel) present in $TORCH_HOME_DIR"
+    say "LibTorch $TORCH_VERSION (PyTorch wheel) present in $TORCH_HOME_DIR"
   else
-    echo "setup: installing the PyTorch $TORCH_VERSION wheel's LibTorch into $TORCH_HOME_DIR"
-    rm -rf "$TORCH_HOME_DIR"
-    mkdir -p "$TORCH_HOME_DIR"
-    # --no-deps: the CUDA wheels it names are gigabytes; the C++ library needs none of them but
-    # the CUDA runtime, checked below. --no-compile: the C++ build needs no .pyc files.
-    $(pip_cmd) install -q --root-user-action=ignore --no-deps --no-compile --no-warn-script-location --target "$TORCH_HOME_DIR" \
-      "torch==$TORCH_VERSION"
-    touch "$TORCH_HOME_DIR/.nmt-complete"
+    local partial=$TORCH_HOME_DIR.partial log=$TORCH_HOME_DIR.log
+    say "will install the PyTorch $TORCH_VERSION wheel's LibTorch (540 MB download, 1.9 GB unpacked)" \
+      "and the CUDA runtime it loads (nvidia-cuda-runtime, nvidia-cuda-cupti) into $TORCH_HOME_DIR"
+    rm -rf "$partial" "$TORCH_HOME_DIR"
+    mkdir -p "$partial"
+    # --no-deps: the CUDA wheels it names are gigabytes; the C++ library loads only the runtime,
+    # whose version the wheel pins through cuda-toolkit[...]==X (two wheels of a few MB).
+    # --no-compile: the C++ build needs no .pyc files.
+    local pip_args=(install -q --no-compile --no-warn-script-location --target "$partial")
+    if ! venv_pip "${pip_args[@]}" --no-deps "torch==$TORCH_VERSION" > "$log" 2>&1; then
+      rm -rf "$partial"
+      die "pip could not fetch or unpack torch==$TORCH_VERSION into $partial (network? $(df -h --output=avail "$NMT_CACHE" | tail -n 1 | tr -d ' ') free there, 2.5 GB needed); pip's messages: $log"
+    fi
+    local toolkit
+    toolkit=$(sed -nE 's/^Requires-Dist: cuda-toolkit\[.*\]==([0-9.]+).*/\1/p' "$partial"/torch-*.dist-info/METADATA)
+    [[ -n "$toolkit" ]] || die "torch==$TORCH_VERSION names no cuda-toolkit pin in its METADATA: set-up does not know this wheel"
+    if ! venv_pip "${pip_args[@]}" "cuda-toolkit[cudart,cupti]==$toolkit" >> "$log" 2>&1; then
+      rm -rf "$partial"
+      die "pip could not install the CUDA runtime wheels (cuda-toolkit[cudart,cupti]==$toolkit) into $partial; pip's messages: $log"
+    fi
+    touch "$partial/.nmt-complete"
+    mv "$partial" "$TORCH_HOME_DIR"
+    rm -f "$log"
   fi
-  local lib missing=() found
-  found=$(ldconfig -p)
-  for lib in libcudart.so.13 libcupti.so.13; do
-    grep -q "$lib" <<< "$found" || missing+=("$lib")
-  done
-  if ((${#missing[@]})); then
-    echo "setup: the PyTorch wheel's libtorch_cpu.so needs ${missing[*]} (the CUDA 13 runtime) and the" \
-      "dynamic linker finds none; install the CUDA 13 toolkit or the nvidia-cuda-runtime and" \
-      "nvidia-cuda-cupti wheels and add their lib folders to /etc/ld.so.conf.d" >&2
-    exit 1
-  fi
+  local lib=$TORCH_HOME_DIR/torch/lib/libtorch_cpu.so missing
+  missing=$(ldd "$lib" 2>&1 | sed -nE 's/^\s*(\S+) => not found/\1/p' | tr '\n' ' ')
+  [[ -z "$missing" ]] || die "$lib cannot load: ${missing}not found; remove $TORCH_HOME_DIR and run set-up again"
   if [[ "${NMT_SETUP_BENCH:-0}" == 1 ]]; then
     # The Python side of the same wheel (the benchmark's reference): its pure-Python needs, and
     # the CUDA libraries `import torch` loads that the CUDA toolkit lacks (NCCL of the wheel's
     # version, NVSHMEM, cuSPARSELt, cuFile), pinned as the wheel pins them, into a folder of
     # their own so the C++ build (NMT_CUDA=AUTO) still sees a CPU-only machine.
-    $(pip_cmd) install -q --root-user-action=ignore filelock typing-extensions sympy networkx jinja2 fsspec numpy
+    venv_pip install -q filelock typing-extensions sympy networkx jinja2 fsspec numpy
     local deps="$TORCH_HOME_DIR-cuda-deps"
     if [[ ! -f "$deps/.nmt-complete" ]]; then
       local pins
       pins=$(sed -nE 's/^Requires-Dist: (nvidia-(nccl|nvshmem|cusparselt)-cu[0-9]+==[0-9.]+).*/\1/p;
                       s/^Requires-Dist: cuda-toolkit\[.*\]==([0-9.]+).*/cuda-toolkit[cufile]==\1/p' \
         "$TORCH_HOME_DIR"/torch-*.dist-info/METADATA)
-      echo "setup: installing $(echo $pins) into $deps (the benchmark's Python PyTorch)"
+      say "installing $(echo $pins) into $deps (the benchmark's Python PyTorch)"
       rm -rf "$deps"
       # shellcheck disable=SC2086
-      $(pip_cmd) install -q --root-user-action=ignore --no-compile --target "$deps" $pins
+      venv_pip install -q --no-compile --target "$deps" $pins
       touch "$deps/.nmt-complete"
     fi
   fi
@@ -130,14 +169,14 @@ CT2_VERSION=4.8.5
 SENTENCEPIECE_VERSION=0.2.3
 install_ctranslate2() {
   local have
-  have=$(python3 -c 'import ctranslate2, sentencepiece; print(ctranslate2.__version__, sentencepiece.__version__)' 2>/dev/null || true)
+  have=$("$VENV/bin/python3" -c 'import ctranslate2, sentencepiece; print(ctranslate2.__version__, sentencepiece.__version__)' 2>/dev/null || true)
   if [[ "$have" == "$CT2_VERSION $SENTENCEPIECE_VERSION" ]]; then
     echo "setup: CTranslate2 $CT2_VERSION and SentencePiece $SENTENCEPIECE_VERSION (Python) present"
     return
   fi
   echo "setup: installing CTranslate2 $CT2_VERSION and SentencePiece $SENTENCEPIECE_VERSION (Python)"
   # Not fatal: only scripts/bench-ct2.sh and one ctest (skipped without them) need these.
-  $(pip_cmd) install -q --root-user-action=ignore "ctranslate2==$CT2_VERSION" "sentencepiece==$SENTENCEPIECE_VERSION" ||
+  venv_pip install -q "ctranslate2==$CT2_VERSION" "sentencepiece==$SENTENCEPIECE_VERSION" ||
     echo "setup: WARNING: CTranslate2/SentencePiece not installed; scripts/bench-ct2.sh cannot run" >&2
 }
 

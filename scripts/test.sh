@@ -11,14 +11,27 @@ cd "$(dirname "$0")/.."
 jobs=${NMT_JOBS:-2}
 read -r -a variants <<< "${NMT_LIBTORCH:-debian wheel}"
 passed=0 failed=0 summary=()
+phase_start=$SECONDS
+# Each phase's time, printed as it ends and again at the close (CI's record of where time goes).
+phase() {
+  local line
+  line=$(printf '%-30s %3dm%02ds' "$1" $(((SECONDS - phase_start) / 60)) $(((SECONDS - phase_start) % 60)))
+  echo "test: phase $line"
+  phases+=("$line")
+  phase_start=$SECONDS
+}
+phases=()
 for variant in "${variants[@]}"; do
   start=$SECONDS
+  phase_start=$SECONDS
   NMT_LIBTORCH=$variant bash scripts/setup.sh
+  phase "setup ($variant)"
   default_build=build
   [[ $variant == wheel ]] && default_build=build-wheel
   build=${NMT_BUILD_DIR:-$default_build}
   NMT_LIBTORCH=$variant cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DNMT_LIBTORCH="$variant" ${NMT_CMAKE_ARGS:-}
   cmake --build "$build" -j "$jobs"
+  phase "build ($variant)"
   version=$("$build/nmt" --version)
   echo "test: $version, from NMT_LIBTORCH=$variant"
   log="$build/ctest.log"
@@ -30,9 +43,11 @@ for variant in "${variants[@]}"; do
   if [[ -z "${p:-}" ]]; then p=0; f=1; fi
   ((status == 0)) || ((f > 0)) || f=1
   passed=$((passed + p)) failed=$((failed + f))
+  phase "tests ($variant)"
   summary+=("$version: $p passed, $f failed ($(((SECONDS - start) / 60)) min with setup and build)")
 done
 echo
+printf 'test: phase %s\n' "${phases[@]}"
 printf 'test: %s\n' "${summary[@]}"
 echo "total: $passed passed, $failed failed"
 ((failed == 0))

@@ -9,12 +9,13 @@ set -euo pipefail
 nmt=$1 root=$2
 data=${NMT_DATA:-$root/../shared/data}/multi30k
 [[ -f $data/train.en && -f $data/test_2016_flickr.en ]] || { echo "skipped: no Multi30k under $data"; exit 77; }
-if ! python3 -c 'import torch' 2>/dev/null; then
+py=$(bash "$root/scripts/nmt-python.sh")
+if ! "$py" -c 'import torch' 2>/dev/null; then
   home=$(bash "$root/scripts/torch-home.sh")
   export PYTHONPATH="$home:$home-cuda-deps${PYTHONPATH:+:$PYTHONPATH}"
 fi
-python3 -c 'import torch, ctranslate2, sentencepiece' 2>/dev/null ||
-  { echo "skipped: python3 cannot import torch, ctranslate2 and sentencepiece (NMT_SETUP_BENCH=1 scripts/setup.sh)"; exit 77; }
+"$py" -c 'import torch, ctranslate2, sentencepiece' 2>/dev/null ||
+  { echo "skipped: $py cannot import torch, ctranslate2 and sentencepiece (NMT_SETUP_BENCH=1 scripts/setup.sh)"; exit 77; }
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -27,8 +28,8 @@ for variant in "post --pre-norm false" "pre --pre-norm true --encoder-layers 2 -
   # shellcheck disable=SC2086
   "$nmt" train -q --preset transformer-tiny $options --train "$work/train" --vocab-size 1000 --max-steps 30 \
     --valid-bleu false --threads 1 -o "$work/$name"
-  python3 "$root/scripts/nmt_to_ctranslate2.py" "$work/$name" -o "$work/$name-ct2" 2>/dev/null
+  "$py" "$root/scripts/nmt_to_ctranslate2.py" "$work/$name" -o "$work/$name-ct2" 2>/dev/null
   # Every line equal (these models have no near-ties on 100 lines); the BLEU gap then is 0.
-  python3 "$root/scripts/ct2_check.py" --model "$work/$name" --ct2 "$work/$name-ct2" --src "$work/test.en" \
+  "$py" "$root/scripts/ct2_check.py" --model "$work/$name" --ct2 "$work/$name-ct2" --src "$work/test.en" \
     --ref "$work/test.fr" --out "$work/$name-check" --nmt "$nmt" --threads 1 --min-equal 1 --max-bleu-gap 0
 done

@@ -119,7 +119,7 @@ std::vector<OptionSpec<TrainOptions>> make_specs() {
           .range(1, kMany).not_identity(),
 
       option("seed", "--seed", "", "Random seed", &O::seed),
-      option("threads", "--threads", "", "LibTorch intra-op threads (0 = default)", &O::threads).range(0, 4096).not_identity(),
+      option("threads", "--threads", "", "Threads: OpenBLAS's pool where OpenBLAS is loaded (LibTorch's is then 1), else LibTorch's (0 = the libraries' default)", &O::threads).range(0, 4096).not_identity(),
       option("device", "--device", "", "cpu, cuda or cuda:N (default: CUDA when available, else cpu)", &O::device)
           .not_identity(),
       option("bf16", "--bf16", "", "bf16 autocast of the forward pass (CUDA only)", &O::bf16).as_switch(),
