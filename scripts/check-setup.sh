@@ -55,12 +55,21 @@ if [[ -e $home || -e $home.partial ]]; then
 fi
 umount /root/.cache/nmt
 
-# Ctrl-C while pip works on the wheel (2 s after set-up made its folder): SIGINT to the whole
-# process group, pip included, as a terminal's Ctrl-C sends it.
-setsid env NMT_LIBTORCH=wheel bash scripts/setup.sh > /dev/null 2>&1 &
+# Ctrl-C while pip fetches and unpacks the wheel (3 s after pip started): SIGINT to the whole
+# process group, pip included, as a terminal's Ctrl-C sends it. (A command started with & from a
+# script ignores SIGINT, and so would everything it runs: python3 puts the default back first.)
+setsid python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execvp(sys.argv[1], sys.argv[1:])' \
+  env NMT_LIBTORCH=wheel bash scripts/setup.sh > /dev/null 2>&1 &
 pid=$!
-for _ in $(seq 600); do [[ -d $home.partial ]] && break; sleep 0.1; done
-sleep 2
+pip_running() {  # (no procps in a minbase root: /proc by hand)
+  local c
+  for c in /proc/[0-9]*/cmdline; do
+    tr '\0' ' ' < "$c" 2>/dev/null | grep -q -- "pip.*--target $home.partial" && return 0
+  done
+  return 1
+}
+for _ in $(seq 600); do pip_running && break; sleep 0.1; done
+sleep 3
 kill -INT -- -"$pid" 2>/dev/null
 wait "$pid"
 if [[ -e $home ]]; then
