@@ -64,7 +64,7 @@ pid=$!
 pip_running() {  # (no procps in a minbase root: /proc by hand)
   local c
   for c in /proc/[0-9]*/cmdline; do
-    tr '\0' ' ' < "$c" 2>/dev/null | grep -q -- "pip.*--target $home.partial" && return 0
+    tr '\0' ' ' 2>/dev/null < "$c" | grep -q -- "pip.*--target $home.partial" && return 0
   done
   return 1
 }
