@@ -1,0 +1,80 @@
+"""BLEU as sacreBLEU 2.6.0 (sacrebleu/metrics/bleu.py), scored by nmt's C++ port."""
+from typing import List, Optional, Sequence
+
+from .. import _core
+from .base import Metric, Score
+
+
+class BLEUScore(Score):
+    def __init__(self, score: float, counts: List[int], totals: List[int], precisions: List[float], bp: float,
+                 sys_len: int, ref_len: int):
+        super().__init__("BLEU", score)
+        self.bp = bp
+        self.counts = counts
+        self.totals = totals
+        self.sys_len = sys_len
+        self.ref_len = ref_len
+        self.precisions = precisions
+        self.prec_str = "/".join([f"{p:.1f}" for p in self.precisions])
+        self.ratio = self.sys_len / self.ref_len if self.ref_len else 0
+        self._verbose = f"{self.prec_str} (BP = {self.bp:.3f} "
+        self._verbose += f"ratio = {self.ratio:.3f} hyp_len = {self.sys_len:d} "
+        self._verbose += f"ref_len = {self.ref_len:d})"
+
+
+def _score(t) -> BLEUScore:
+    score, counts, totals, precisions, bp, _ratio, sys_len, ref_len = t
+    return BLEUScore(score, counts, totals, precisions, bp, sys_len, ref_len)
+
+
+class BLEU(Metric):
+    """sacrebleu.metrics.BLEU. Tokenizers: 13a, intl, zh, char, none (ja-mecab, ko-mecab and the
+    SentencePiece ones raise ValueError naming what they need)."""
+
+    SMOOTH_DEFAULTS = {"none": None, "floor": 0.1, "add-k": 1, "exp": None}
+    TOKENIZERS = ["none", "zh", "13a", "char", "intl", "ja-mecab", "ko-mecab", "spm", "flores101", "flores200"]
+    TOKENIZER_DEFAULT = "13a"
+    _TOKENIZER_MAP = {"zh": "zh", "ja": "ja-mecab", "ko": "ko-mecab"}
+
+    def __init__(self, lowercase: bool = False, force: bool = False, tokenize: Optional[str] = None,
+                 smooth_method: str = "exp", smooth_value: Optional[float] = None, max_ngram_order: int = 4,
+                 effective_order: bool = False, trg_lang: str = "",
+                 references: Optional[Sequence[Sequence[str]]] = None):
+        super().__init__()
+        self._force = force
+        self.trg_lang = trg_lang
+        self.lowercase = lowercase
+        self.smooth_value = smooth_value
+        self.smooth_method = smooth_method
+        self.max_ngram_order = max_ngram_order
+        self.effective_order = effective_order
+        assert self.smooth_method in self.SMOOTH_DEFAULTS.keys(), \
+            "Unknown smooth_method {self.smooth_method!r}"
+        if tokenize is None:
+            tokenize = self._TOKENIZER_MAP.get(trg_lang, self.TOKENIZER_DEFAULT)
+        self.tokenize = tokenize
+        self._core = _core.BleuScorer(tokenize, lowercase, smooth_method,
+                                      None if smooth_value is None else float(smooth_value),
+                                      effective_order, max_ngram_order)
+        self.tokenizer = self._core.tokenize
+        if references is not None:
+            self._cache_references(references)
+            self._note_num_refs(self._ref_cache)
+
+    @staticmethod
+    def compute_bleu(correct: List[int], total: List[int], sys_len: int, ref_len: int,
+                     smooth_method: str = "none", smooth_value=None, effective_order: bool = False,
+                     max_ngram_order: int = 4) -> BLEUScore:
+        assert smooth_method in BLEU.SMOOTH_DEFAULTS.keys(), f"Unknown smooth_method {smooth_method!r}"
+        return _score(_core.compute_bleu(list(correct), list(total), int(sys_len), int(ref_len), smooth_method,
+                                         None if smooth_value is None else float(smooth_value),
+                                         effective_order, max_ngram_order))
+
+    def _signature_name(self) -> str:
+        return "BLEU"
+
+    def _corpus(self, hyps, streams) -> BLEUScore:
+        return _score(self._core.corpus(hyps, streams))
+
+    def _sentence(self, hyp, refs) -> BLEUScore:
+        return _score(self._core.sentence(hyp, refs))
