@@ -3,7 +3,8 @@
 # sdist from PyPI with pip, builds and installs the module from this tree (`pip install .`),
 # and runs the sdist's test/ files with `import sacrebleu` pointed at nmt_score by a small shim
 # (scripts/sacrebleu-shim/sitecustomize.py). Prints passed/failed per file, the files that do not
-# apply (test-set registry and downloads, which nmt does not have), and ends with one line:
+# apply (test-set registry and downloads, which nmt does not have), the result of nmt's own
+# module tests (tests/python), and ends with one line for sacreBLEU's files:
 #   N passed, N failed
 # Python: nmt's own venv (~/.cache/nmt/venv, as scripts/setup.sh makes it); needs
 # NMT_LIBTORCH=none bash scripts/setup.sh (compiler, CMake, fmt, JSON, CLI11, python3-venv).
@@ -63,5 +64,10 @@ done
 for f in "${NOT_APPLICABLE[@]}"; do
   printf 'sacrebleu-suite: %-24s not applicable (sacreBLEU test-set registry and downloads)\n' "$f"
 done
+# nmt's own tests of the module (figures of tests/score-vectors to the bit, bad input), without the shim.
+own=0
+(unset PYTHONPATH; cd "$work" && "$VENV/bin/python3" -m pytest -p no:cacheprovider -q "$root/tests/python" > "$work/own.log" 2>&1) || own=1
+((own == 0)) || tail -n 30 "$work/own.log"
+say "nmt's own module tests (tests/python): $(tail -n 1 "$work/own.log")"
 echo "$passed passed, $failed failed"
-((failed == 0))
+((failed == 0 && own == 0))

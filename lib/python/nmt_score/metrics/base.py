@@ -121,20 +121,18 @@ class Metric:
             err_msg = "The argument `hyp` should be a string."
         elif isinstance(refs, str) or not isinstance(refs, Sequence):
             err_msg = "The argument `refs` should be a sequence of strings."
-        elif len(refs) == 0:
-            err_msg = "The argument `refs` should hold at least one reference."
         elif not all(_is_str_or_none(r) for r in refs):
             err_msg = "Each element of `refs` should be a string."
         if err_msg:
             raise TypeError(f"{prefix}: {err_msg}")
+        if not any(r is not None for r in refs):  # sacreBLEU: IndexError
+            raise ValueError(f"{prefix}: `refs` holds no reference.")
 
     def _check_corpus_score_args(self, hyps: Sequence, refs: Optional[Sequence]):
         prefix = self.__class__.__name__
         err_msg = None
         if not isinstance(hyps, Sequence) or isinstance(hyps, str):
             err_msg = "`hyps` should be a sequence of strings."
-        elif len(hyps) == 0:
-            err_msg = "`hyps` is empty: there is nothing to score."
         elif any(line is None for line in hyps):
             err_msg = "Undefined line in hypotheses stream!"
         elif not all(isinstance(h, str) for h in hyps):
@@ -143,6 +141,8 @@ class Metric:
             err_msg = self._reference_problem(refs)
         if err_msg:
             raise TypeError(f"{prefix}: {err_msg}")
+        if len(hyps) == 0:  # sacreBLEU: IndexError
+            raise ValueError(f"{prefix}: `hyps` is empty: there is nothing to score.")
 
     @staticmethod
     def _reference_problem(refs) -> Optional[str]:
@@ -174,18 +174,40 @@ class Metric:
         counts = {sum(1 for s in streams if s[i] is not None) for i in range(len(streams[0]))} if streams else {0}
         self.num_refs = counts.pop() if len(counts) == 1 else -1
 
+    def _unencodable(self, texts) -> None:
+        """After the C++ side refused a str: the first line that is not UTF-8 (a lone surrogate, as
+        the surrogateescape error handler leaves for undecodable bytes), as a ValueError."""
+        for what, lines in texts:
+            for i, line in enumerate(lines):
+                try:
+                    if line is not None:
+                        line.encode("utf-8")
+                except UnicodeEncodeError as e:
+                    raise ValueError(f"{self.__class__.__name__}: {what} line {i + 1} is not valid UTF-8 "
+                                     f"({e.reason}: {line[e.start:e.end]!r} at character {e.start + 1})") from None
+
+    def _scored(self, fn, hyps, streams):
+        try:
+            return fn(hyps, streams)
+        except TypeError:
+            if isinstance(hyps, str):  # a sentence and its references
+                self._unencodable([("hypothesis", [hyps]), ("reference", streams)])
+            else:
+                self._unencodable([("hypothesis", hyps)] + [(f"reference {k + 1}", s) for k, s in enumerate(streams)])
+            raise
+
     def sentence_score(self, hypothesis: str, references: Sequence[str]):
         self._check_sentence_score_args(hypothesis, references)
         refs = [r for r in references if r is not None]
         self.num_refs = len(refs)
-        return self._sentence(hypothesis, refs)
+        return self._scored(self._sentence, hypothesis, refs)
 
     def corpus_score(self, hypotheses: Sequence[str], references, n_bootstrap: int = 1):
         self._check_corpus_score_args(hypotheses, references)
         streams = self._streams(references)
         hyps = list(hypotheses)
         self._note_num_refs(streams)
-        score = self._corpus(hyps, streams)
+        score = self._scored(self._corpus, hyps, streams)
         if n_bootstrap > 1:
             self.n_bootstrap = n_bootstrap
             mean, ci, seed = _core.bootstrap_ci(self._core, streams, hyps, n_bootstrap)

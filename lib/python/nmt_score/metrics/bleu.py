@@ -53,9 +53,12 @@ class BLEU(Metric):
         if tokenize is None:
             tokenize = self._TOKENIZER_MAP.get(trg_lang, self.TOKENIZER_DEFAULT)
         self.tokenize = tokenize
-        self._core = _core.BleuScorer(tokenize, lowercase, smooth_method,
-                                      None if smooth_value is None else float(smooth_value),
-                                      effective_order, max_ngram_order)
+        try:
+            self._core = _core.BleuScorer(tokenize, lowercase, smooth_method,
+                                          None if smooth_value is None else float(smooth_value),
+                                          effective_order, max_ngram_order)
+        except ValueError as e:  # the C++ message names the CLI option: "--tokenize ja-mecab: needs MeCab..."
+            raise ValueError(f"BLEU: tokenize={tokenize!r}: {str(e).split(': ', 1)[-1]}") from None
         self.tokenizer = self._core.tokenize
         if references is not None:
             self._cache_references(references)
