@@ -8,23 +8,32 @@ from .base import Metric, Score
 class BLEUScore(Score):
     def __init__(self, score: float, counts: List[int], totals: List[int], precisions: List[float], bp: float,
                  sys_len: int, ref_len: int):
-        super().__init__("BLEU", score)
+        self.name = "BLEU"
+        self.score = score
+        self._mean = -1.0
+        self._ci = -1.0
         self.bp = bp
         self.counts = counts
         self.totals = totals
         self.sys_len = sys_len
         self.ref_len = ref_len
         self.precisions = precisions
-        self.prec_str = "/".join([f"{p:.1f}" for p in self.precisions])
         self.ratio = self.sys_len / self.ref_len if self.ref_len else 0
-        self._verbose = f"{self.prec_str} (BP = {self.bp:.3f} "
-        self._verbose += f"ratio = {self.ratio:.3f} hyp_len = {self.sys_len:d} "
-        self._verbose += f"ref_len = {self.ref_len:d})"
+
+    # Formatted when asked for: building these strings for every sentence was a third of a
+    # sentence_score call (2.6 of 7 us measured).
+    @property
+    def prec_str(self) -> str:
+        return "/".join([f"{p:.1f}" for p in self.precisions])
+
+    @property
+    def _verbose(self) -> str:
+        return (f"{self.prec_str} (BP = {self.bp:.3f} ratio = {self.ratio:.3f} hyp_len = {self.sys_len:d} "
+                f"ref_len = {self.ref_len:d})")
 
 
 def _score(t) -> BLEUScore:
-    score, counts, totals, precisions, bp, _ratio, sys_len, ref_len = t
-    return BLEUScore(score, counts, totals, precisions, bp, sys_len, ref_len)
+    return BLEUScore(t[0], t[1], t[2], t[3], t[4], t[6], t[7])
 
 
 class BLEU(Metric):
@@ -81,3 +90,13 @@ class BLEU(Metric):
 
     def _sentence(self, hyp, refs) -> BLEUScore:
         return _score(self._core.sentence(hyp, refs))
+
+    def sentence_scores(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> List[BLEUScore]:
+        """nmt's addition: the sentence score of every line, [self.sentence_score(h, [refs of
+        that line]) for each line], in one call (references prepared once, no Python per line).
+        Not in sacreBLEU's API."""
+        self._check_corpus_score_args(hypotheses, references)
+        streams = self._streams(references)
+        hyps = list(hypotheses)
+        self._note_num_refs(streams)
+        return [BLEUScore(*t[:5], t[6], t[7]) for t in self._scored(self._core.sentences, hyps, streams)]
