@@ -68,7 +68,7 @@ struct BleuCliOptions {
   int paired_jobs = 1;  // accepted for sacreBLEU's command lines; one process gives the same figures
   bool quiet = false, no_color = false, force = false;  // accepted: nmt never logs, colours or warns here
   // sacreBLEU's, refused in one line each (refuse_unsupported).
-  bool list = false, citation = false, detail = false;
+  bool list = false, citation = false, detail = false, version = false;
   std::string download, origlang, subset;
   bool ter_case_sensitive = false;
   bool ter_no_punct = false;
@@ -454,6 +454,10 @@ void take_back_files_from_metrics(BleuCliOptions& o) {
 }
 
 void run_bleu(BleuCliOptions o) {
+  if (o.version) {  // sacreBLEU prints "sacrebleu 2.6.0"
+    print(fmt::format("nmt bleu (sacreBLEU {}'s metrics and command line)\n", metrics::kSacreBleuVersion));
+    return finish_output();
+  }
   if (o.lowercase_by_l)
     std::fprintf(stderr, "nmt: warning: `-l` alone as --lowercase is deprecated: sacreBLEU's -l is --language-pair "
                          "SRC-TGT; use -lc or --lowercase\n");
@@ -561,6 +565,7 @@ void add_bleu_command(CLI::App& app) {
   cmd->add_option("--download", o->download, "sacreBLEU's; refused (nmt never downloads)")->group("");
   cmd->add_option("--origlang", o->origlang, "sacreBLEU's; refused (needs the raw WMT files)")->group("");
   cmd->add_option("--subset", o->subset, "sacreBLEU's; refused (needs the raw WMT files)")->group("");
+  cmd->add_flag("-V,--version", o->version, "Print the sacreBLEU version whose figures nmt bleu reproduces");
   cmd->add_flag("-d,--detail", o->detail, "sacreBLEU's; refused (needs the raw WMT files)")->group("");
   cmd->add_flag("-c", o->lowercase_c, "Second letter of -lc")->group("");
   cmd->add_flag("--force", o->force, "Accepted for sacreBLEU compatibility (nmt does not warn)")->group("");

@@ -260,6 +260,7 @@ TEST_F(CliBleu, SacreBleuOptionsNmtCannotHonourAreRefusedInOneLine) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << option << ": " << r.err;
     EXPECT_EQ(r.err.find("unknown", 0), std::string::npos) << option << ": " << r.err;
   }
+  EXPECT_EQ(nmt("-V").out, "nmt bleu (sacreBLEU 2.6.0's metrics and command line)\n");  // sacreBLEU's -V
 }
 
 // Every run of tests/score-vectors through the binary, with sacreBLEU's own command line
