@@ -37,7 +37,8 @@ tar -xzf "$work"/sacrebleu-$SACREBLEU_VERSION.tar.gz -C "$work"
 suite=$work/sacrebleu-$SACREBLEU_VERSION
 start=$SECONDS
 say "pip install . (nmt_score, from the torch-free core)"
-pip install --no-build-isolation "$root" > "$work/pip-install.log" 2>&1 ||
+# Make, not Ninja: set-up installs no Ninja, and scikit-build-core would fetch one from PyPI.
+CMAKE_GENERATOR="Unix Makefiles" pip install --no-build-isolation "$root" > "$work/pip-install.log" 2>&1 ||
   { tail -n 30 "$work/pip-install.log" >&2; die "pip install . failed (its log above)"; }
 say "built and installed in $((SECONDS - start)) s"
 
