@@ -50,10 +50,17 @@ SegmentReferences by_segment(const std::string& metric, const Streams& streams, 
   return out;
 }
 
+// The streams as the resampling code takes them: every line present. (Called where by_segment
+// found no None, or by the tests, which refuse a None instead of reading through it.)
 std::vector<std::vector<std::string>> rectangular_streams(const Streams& streams) {
   std::vector<std::vector<std::string>> out(streams.size());
   for (size_t k = 0; k < streams.size(); ++k)
-    for (const auto& line : streams[k]) out[k].push_back(*line);
+    for (const auto& line : streams[k]) {
+      if (!line)
+        throw py::value_error("bootstrap and paired tests need every reference line: reference stream " +
+                              std::to_string(k + 1) + " holds None (a variable number of references)");
+      out[k].push_back(*line);
+    }
   return out;
 }
 

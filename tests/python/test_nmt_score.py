@@ -107,6 +107,8 @@ BAD_INPUT = [
     (lambda: nmt_score.sentence_bleu("a", "a"), TypeError, "BLEU: The argument `refs` should be a sequence of strings."),
     (lambda: nmt_score.sentence_ter("a", [3]), TypeError, "TER: Each element of `refs` should be a string."),
     (lambda: nmt_score.sentence_chrf("a", []), ValueError, "CHRF: `refs` holds no reference."),
+    (lambda: BLEU().corpus_score(["a b", "c d"], [["a b", "c d"], ["a", None]], n_bootstrap=10), ValueError,
+     "bootstrap and paired tests need every reference line: reference stream 2 holds None (a variable number of references)"),
     (lambda: BLEU(tokenize="foo"), ValueError, "BLEU: tokenize='foo': unknown tokenizer 'foo' (expected 13a, intl, zh, char or none)"),
 ]
 
