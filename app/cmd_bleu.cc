@@ -552,8 +552,10 @@ void add_bleu_command(CLI::App& app) {
                   "implies zh (ja and ko imply MeCab's tokenizers, which nmt refuses)");
   cmd->add_flag("--lowercase", o->lowercase, "Lowercase before BLEU (Python str.lower); -lc also works");
   cmd->add_flag("--lowercase-by-l", o->lowercase_by_l, "`-l` not followed by SRC-TGT (deprecated: use -lc)")->group("");
-  cmd->add_option("--language-pair", o->language_pair,
-                  "-l SRC-TGT as sacreBLEU's: picks -t's files and, without --tokenize, the tokenizer of the target language");
+  // (-l reaches CLI11 as --language-pair or --lowercase-by-l: expand_sacrebleu_options decides.)
+  cmd->add_option("-l,--language-pair", o->language_pair,
+                  "SRC-TGT, as sacreBLEU's: picks -t's files and, without --tokenize, the tokenizer of the target "
+                  "language; -l not followed by a pair is the deprecated --lowercase");
   cmd->add_option("-t,--test-set", o->test_set,
                   "Test set(s), comma-separated, read from sacreBLEU's local cache ($SACREBLEU or ~/.sacrebleu); "
                   "needs -l; nmt never downloads");
