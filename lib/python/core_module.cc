@@ -99,31 +99,6 @@ BleuTuple bleu_corpus(const BleuScorer& scorer, const std::vector<std::string>& 
   return as_tuple(compute_bleu(total, o.smooth_method, o.smooth_value, o.effective_order, o.max_ngram_order));
 }
 
-// Sentence BLEU of every line, the references prepared once for all (as corpus_score does):
-// what [BLEU(...).sentence_score(h, refs_i) for each line] gives, without a call per line.
-std::vector<BleuTuple> bleu_sentences(const BleuScorer& scorer, const std::vector<std::string>& hyps,
-                                      const Streams& streams) {
-  const SegmentReferences refs = by_segment("BLEU", streams, hyps.size());
-  std::vector<BleuScore> scores(hyps.size());
-  {
-    py::gil_scoped_release unlocked;
-    const BleuOptions& o = scorer.options();
-    const auto score = [&](const BleuStats& stats) {
-      return compute_bleu(stats, o.smooth_method, o.smooth_value, o.effective_order, o.max_ngram_order);
-    };
-    if (refs.rectangular) {
-      const BleuReferences prepared(scorer, rectangular_streams(streams));
-      for (size_t i = 0; i < hyps.size(); ++i) scores[i] = score(prepared.segment_stats(i, hyps[i]));
-    } else {
-      for (size_t i = 0; i < hyps.size(); ++i) scores[i] = score(scorer.segment_stats(hyps[i], refs.segments[i]));
-    }
-  }
-  std::vector<BleuTuple> out;
-  out.reserve(scores.size());
-  for (const BleuScore& s : scores) out.push_back(as_tuple(s));
-  return out;
-}
-
 double chrf_corpus(const ChrfScorer& scorer, const std::vector<std::string>& hyps, const Streams& streams) {
   const SegmentReferences refs = by_segment("CHRF", streams, hyps.size());
   py::gil_scoped_release unlocked;
@@ -215,7 +190,7 @@ PYBIND11_MODULE(_core, m) {
         return as_tuple(compute_bleu(s.segment_stats(hyp, refs), o.smooth_method, o.smooth_value, o.effective_order,
                                      o.max_ngram_order));
       })
-      .def("sentences", &bleu_sentences)
+
       .def("tokenize", [](const BleuScorer& s, const std::string& line) {
         return tokenize(s.options().tokenize, line);
       });

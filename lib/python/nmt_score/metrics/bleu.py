@@ -90,13 +90,3 @@ class BLEU(Metric):
 
     def _sentence(self, hyp, refs) -> BLEUScore:
         return _score(self._core.sentence(hyp, refs))
-
-    def sentence_scores(self, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> List[BLEUScore]:
-        """nmt's addition: the sentence score of every line, [self.sentence_score(h, [refs of
-        that line]) for each line], in one call (references prepared once, no Python per line).
-        Not in sacreBLEU's API."""
-        self._check_corpus_score_args(hypotheses, references)
-        streams = self._streams(references)
-        hyps = list(hypotheses)
-        self._note_num_refs(streams)
-        return [BLEUScore(*t[:5], t[6], t[7]) for t in self._scored(self._core.sentences, hyps, streams)]
