@@ -9,6 +9,9 @@
 #                        when configured with the same NMT_LIBTORCH=wheel (see CMakeLists.txt).
 #                        pip is that of nmt's own venv (~/.cache/nmt/venv): no Python package
 #                        of the user's, and no LibTorch outside ~/.cache/nmt, is replaced.
+#   NMT_LIBTORCH=none    no LibTorch: only what the scorer-only build (`nmt bleu`, the torch-free
+#                        tests) and the Python module nmt_score need; no SentencePiece, protobuf,
+#                        Chromium... (cmake -S . -B build-scorer -DNMT_LIBTORCH=none).
 # Either way the other Debian packages below are installed (apt-get, as root or through sudo;
 # what is missing is named before it is installed). Debian 12 only: elsewhere it stops at once. NMT_SETUP_BENCH=1 adds what
 # scripts/bench.sh needs: Python PyTorch of the same LibTorch (python3-torch for Debian's, the
@@ -36,8 +39,8 @@ say() { echo "setup: $*"; }
 die() { echo "setup: $*" >&2; exit 1; }
 
 case "$LIBTORCH" in
-  debian | wheel) ;;
-  *) echo "setup: NMT_LIBTORCH must be 'debian' or 'wheel', not '$LIBTORCH'" >&2; exit 2 ;;
+  debian | wheel | none) ;;
+  *) echo "setup: NMT_LIBTORCH must be 'debian', 'wheel' or 'none', not '$LIBTORCH'" >&2; exit 2 ;;
 esac
 
 # Debian 12 is what the package list below is written for; elsewhere say so before anything.
@@ -46,6 +49,14 @@ if [[ "$os_id" != "debian 12" && "${NMT_SETUP_ANY_OS:-0}" != 1 ]]; then
   die "this is '$os_id'; set-up supports Debian 12 (bookworm) only: install the packages named in scripts/setup.sh by hand, or set NMT_SETUP_ANY_OS=1 to try anyway"
 fi
 
+# The scorer alone (NMT_LIBTORCH=none): nmt_score, `nmt bleu`, nmt_core and its tests, the
+# Python module (python3-dev for its headers, python3-venv for pip in nmt's own venv).
+scorer_packages=(
+  g++ cmake pkg-config make
+  libcli11-dev libfmt-dev nlohmann-json3-dev
+  libgtest-dev libpugixml-dev  # the torch-free tests
+  python3 python3-dev python3-venv
+)
 packages=(
   g++ cmake pkg-config make
   libgloo-dev             # headers of the Gloo library LibTorch's c10d uses (data-parallel training)
@@ -64,6 +75,7 @@ packages=(
   python3                 # tests: the docs checks (scripts/check-*.py)
   curl ca-certificates    # scripts/get-data.sh downloads Multi30k and Tatoeba
 )
+[[ "$LIBTORCH" == none ]] && packages=("${scorer_packages[@]}")
 [[ "$LIBTORCH" == debian ]] && packages+=(libtorch-dev)  # LibTorch 1.13 (CPU): tensors and autograd
 [[ "$LIBTORCH" == wheel ]] && packages+=(python3-venv)   # pip, in nmt's own venv, fetches the wheel
 if [[ "${NMT_SETUP_BENCH:-0}" == 1 ]]; then

@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # The whole test suite from a fresh clone: dependencies, build, ctest, once for each LibTorch.
-#   NMT_LIBTORCH=debian|wheel   test against that one only (default: both, Debian's first)
+#   NMT_LIBTORCH=none|debian|wheel   test that build only (default: all three, the scorer-only
+#                               build first: nmt_core, `nmt bleu` and their tests, then
+#                               sacreBLEU's own test suite against the Python module,
+#                               scripts/sacrebleu-suite.sh)
 #   NMT_BUILD_DIR               build folder (default: build for Debian's, the folder the other
-#                               scripts use, and build-wheel for the wheel's)
+#                               scripts use, build-wheel for the wheel's, build-scorer for none)
 #   NMT_JOBS                    parallel compile and test jobs (default 2)
 # The tests read the mirrored datasets from $NMT_DATA (default ../shared/data) and skip,
 # with the reason, what needs data that is absent. Ends with one line of totals.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${NMT_JOBS:-2}
-read -r -a variants <<< "${NMT_LIBTORCH:-debian wheel}"
+read -r -a variants <<< "${NMT_LIBTORCH:-none debian wheel}"
 passed=0 failed=0 summary=()
 phase_start=$SECONDS
 # Each phase's time, printed as it ends and again at the close (CI's record of where time goes).
@@ -28,6 +31,7 @@ for variant in "${variants[@]}"; do
   phase "setup ($variant)"
   default_build=build
   [[ $variant == wheel ]] && default_build=build-wheel
+  [[ $variant == none ]] && default_build=build-scorer
   build=${NMT_BUILD_DIR:-$default_build}
   NMT_LIBTORCH=$variant cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DNMT_LIBTORCH="$variant" ${NMT_CMAKE_ARGS:-}
   cmake --build "$build" -j "$jobs"
@@ -44,6 +48,18 @@ for variant in "${variants[@]}"; do
   ((status == 0)) || ((f > 0)) || f=1
   passed=$((passed + p)) failed=$((failed + f))
   phase "tests ($variant)"
+  if [[ $variant == none ]]; then
+    # sacreBLEU 2.6.0's own test files against the Python module; its last line: "N passed, N failed".
+    suite_log="$build/sacrebleu-suite.log"
+    suite_status=0
+    bash scripts/sacrebleu-suite.sh 2>&1 | tee "$suite_log" || suite_status=$?
+    read -r sp sf < <(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed$/\1 \2/p' "$suite_log" | tail -n 1) || true
+    sp=${sp:-0} sf=${sf:-1}
+    ((suite_status == 0)) || ((sf > 0)) || sf=1
+    p=$((p + sp)) f=$((f + sf))
+    passed=$((passed + sp)) failed=$((failed + sf))
+    phase "sacreBLEU's suite (python)"
+  fi
   summary+=("$version: $p passed, $f failed ($(((SECONDS - start) / 60)) min with setup and build)")
 done
 echo

@@ -147,7 +147,7 @@ TEST_F(CliBleu, EmptyHypothesisAndOtherUsageErrors) {
   EXPECT_NE(r.err.find(tmp_.file("empty.txt")), std::string::npos) << r.err;
 
   EXPECT_EQ(nmt("-r " + tmp_.file("ref.txt")).exit_code, 2);                                  // no HYP
-  EXPECT_EQ(nmt(tmp_.file("ref.txt")).exit_code, 2);                                         // no -r
+  EXPECT_EQ(nmt(tmp_.file("ref.txt") + " < /dev/null").exit_code, 1);  // REF alone: hypotheses on stdin, none there
   r = nmt("-r " + tmp_.file("ref.txt") + " --tokenize ja-mecab " + tmp_.file("ref.txt"));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("MeCab"), std::string::npos) << r.err;
@@ -164,6 +164,103 @@ TEST_F(CliBleu, NulBytesAreCharactersAndWhitespaceIsPython) {
   EXPECT_EQ(out[0]["sys_len"], 3);
   EXPECT_EQ(out[0]["ref_len"], 3);
   EXPECT_EQ(out[1]["score"], 100.0);
+}
+
+// sacreBLEU's `sacrebleu REF < HYP`: without -i (and without nmt's -r) the hypotheses come from
+// standard input, one system per tab-separated field, named "System 1", "System 2", ...
+TEST_F(CliBleu, HypothesesOnStandardInputAsSacreBleuReadsThem) {
+  const fs::path dir = fs::path(source_dir()) / "tests" / "score-vectors" / "m30k_three_systems";
+  const std::string ref = quote((dir / "ref1.txt").string()), sys1 = quote((dir / "sys1.txt").string());
+  const CommandResult from_file = nmt(ref + " -i " + sys1 + " -m bleu chrf");
+  const CommandResult from_stdin = nmt(ref + " -m bleu chrf < " + sys1);
+  ASSERT_EQ(from_stdin.exit_code, 0) << from_stdin.err;
+  EXPECT_EQ(from_stdin.out, from_file.out);
+
+  write_bytes(tmp_.file("two.tsv"), "the cat sat on the mat\tx y z\r\na dog ran in the park\tf\n");  // CRLF: Python's universal newlines
+  write_bytes(tmp_.file("ref.txt"), "the cat sat on the mat\na dog ran in the park\n");
+  const CommandResult two = nmt(tmp_.file("ref.txt") + " -f text < " + tmp_.file("two.tsv"));
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  EXPECT_NE(two.out.find("│ System 1 │ 100.0  │"), std::string::npos) << two.out;
+  EXPECT_NE(two.out.find("│ System 2 │  0.0   │"), std::string::npos) << two.out;
+
+  write_bytes(tmp_.file("ragged.tsv"), "a\tb\nc\n");
+  const CommandResult ragged = nmt(tmp_.file("ref.txt") + " < " + tmp_.file("ragged.tsv"));
+  EXPECT_EQ(ragged.exit_code, 1);
+  EXPECT_EQ(ragged.err, "nmt: error: standard input:2: 1 tab-separated systems, the first line has 2\n");
+}
+
+// sacreBLEU's -l is --language-pair; nmt's -l used to mean --lowercase, which it still does
+// when no SRC-TGT follows, with a warning instead of a silent change of meaning.
+TEST_F(CliBleu, DashLIsTheLanguagePairAndAloneAStillWorkingDeprecatedLowercase) {
+  write_bytes(tmp_.file("hyp.txt"), "我爱你们\n");
+  write_bytes(tmp_.file("ref.txt"), "我爱你\n");
+  const CommandResult zh = nmt(tmp_.file("ref.txt") + " -i " + tmp_.file("hyp.txt") + " -l en-zh -b");
+  ASSERT_EQ(zh.exit_code, 0) << zh.err;
+  EXPECT_EQ(zh.out, "59.5\n");  // sacreBLEU 2.6.0 `-l en-zh -b`: the zh tokenizer (13a would give 0.0)
+  EXPECT_EQ(nmt(tmp_.file("ref.txt") + " -i " + tmp_.file("hyp.txt") + " -l en-de -b").out, "0.0\n");
+  const CommandResult ja = nmt(tmp_.file("ref.txt") + " -i " + tmp_.file("hyp.txt") + " -l en-ja");
+  EXPECT_EQ(ja.exit_code, 2);
+  EXPECT_NE(ja.err.find("ja-mecab"), std::string::npos) << ja.err;
+
+  write_bytes(tmp_.file("upper.txt"), "THE CAT SAT DOWN\n");
+  write_bytes(tmp_.file("lower.txt"), "the cat sat down\n");
+  const CommandResult old_l = nmt("-l -r " + tmp_.file("lower.txt") + " " + tmp_.file("upper.txt") + " -b");
+  ASSERT_EQ(old_l.exit_code, 0) << old_l.err;
+  EXPECT_EQ(old_l.out, "100.00\n");
+  EXPECT_NE(old_l.err.find("deprecated"), std::string::npos) << old_l.err;
+}
+
+// -f latex: tabulate's latex_booktabs table, as sacreBLEU 2.6.0 printed it for these files
+// (`sacrebleu ref1.txt -i sys1.txt sys2.txt -m bleu chrf -f latex`), special characters escaped.
+TEST_F(CliBleu, LatexTablesAreSacreBleusBooktabs) {
+  const fs::path dir = fs::path(source_dir()) / "tests" / "score-vectors" / "m30k_three_systems";
+  const CommandResult r = run_command("cd " + quote(dir.string()) + " && " + quote(nmt_binary()) +
+                                      " bleu ref1.txt -i sys1.txt sys2.txt -m bleu chrf -f latex");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.substr(0, r.out.find("\n\n")),
+            "\\begin{tabular}{rcc}\n\\toprule\n   System &  BLEU  &  chrF2  \\\\\n\\midrule\n"
+            " sys1.txt &  75.0  &  88.6   \\\\\n sys2.txt &  57.1  &  77.3   \\\\\n\\bottomrule\n\\end{tabular}");
+  fs::copy_file(dir / "sys2.txt", tmp_.file("a&b_c%.txt"));
+  const CommandResult escaped = run_command("cd " + quote(tmp_.path()) + " && " + quote(nmt_binary()) +
+                                            " bleu " + quote((dir / "ref1.txt").string()) + " -i " +
+                                            quote((dir / "sys1.txt").string()) + " 'a&b_c%.txt' -f latex");
+  EXPECT_NE(escaped.out.find(" a\\&b\\_c\\%.txt &  57.1  \\\\"), std::string::npos) << escaped.out;
+}
+
+// -t reads sacreBLEU's cache ($SACREBLEU/TEST/TEST.PAIR.ref...) and never downloads.
+TEST_F(CliBleu, TestSetsComeFromSacreBleusCacheOrAOneLineError) {
+  const fs::path dir = fs::path(source_dir()) / "tests" / "score-vectors" / "m30k_three_systems";
+  const fs::path cache = fs::path(tmp_.path()) / "sacrebleu";
+  fs::create_directories(cache / "wmt14");
+  fs::copy_file(dir / "ref1.txt", cache / "wmt14" / "wmt14.en-fr.ref");
+  fs::copy_file(dir / "sys3.txt", cache / "wmt14" / "wmt14.en-fr.src");
+  const std::string env = "SACREBLEU=" + quote(cache.string()) + " ";
+  const CommandResult with_t = run_command(env + quote(nmt_binary()) + " bleu -t wmt14 -l en-fr -i " +
+                                           quote((dir / "sys1.txt").string()) + " -b");
+  ASSERT_EQ(with_t.exit_code, 0) << with_t.err;
+  EXPECT_EQ(with_t.out, nmt(quote((dir / "ref1.txt").string()) + " -i " + quote((dir / "sys1.txt").string()) + " -b").out);
+  const CommandResult echo = run_command(env + quote(nmt_binary()) + " bleu -t wmt14 -l en-fr --echo src ref");
+  EXPECT_EQ(echo.out.substr(0, echo.out.find('\n')),
+            "Un homme regardant avec un place viande\tUn homme avec un chapeau orange regardant quelque chose.");
+
+  const CommandResult absent = run_command(env + quote(nmt_binary()) + " bleu -t wmt19 -l de-en -i " +
+                                           quote((dir / "sys1.txt").string()));
+  EXPECT_EQ(absent.exit_code, 1);
+  EXPECT_EQ(std::count(absent.err.begin(), absent.err.end(), '\n'), 1) << absent.err;
+  EXPECT_NE(absent.err.find("never downloads"), std::string::npos) << absent.err;
+}
+
+// What needs sacreBLEU's registry or its downloads is refused in one line naming why (exit 2).
+TEST_F(CliBleu, SacreBleuOptionsNmtCannotHonourAreRefusedInOneLine) {
+  write_bytes(tmp_.file("a.txt"), "a\n");
+  for (const std::string option : {"--list", "--citation", "--download wmt14", "--origlang de", "--subset x", "-d",
+                                   "--encoding latin-1"}) {
+    const CommandResult r = nmt(tmp_.file("a.txt") + " -i " + tmp_.file("a.txt") + " " + option);
+    EXPECT_EQ(r.exit_code, 2) << option;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << option << ": " << r.err;
+    EXPECT_EQ(r.err.find("unknown", 0), std::string::npos) << option << ": " << r.err;
+  }
+  EXPECT_EQ(nmt("-V").out, "nmt bleu (sacreBLEU 2.6.0's metrics and command line)\n");  // sacreBLEU's -V
 }
 
 // Every run of tests/score-vectors through the binary, with sacreBLEU's own command line

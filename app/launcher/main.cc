@@ -28,6 +28,27 @@ std::string full_binary_path() {
   return (slash == std::string::npos ? std::string(".") : self.substr(0, slash)) + "/nmt-torch";
 }
 
+#ifdef NMT_LAUNCHER_SCORER_ONLY
+// NMT_LIBTORCH=none: there is no nmt-torch to hand the command to.
+int refuse_without_libtorch(int argc, char** argv) {
+  const std::string what = argc >= 2 ? argv[1] : "";
+  if (what == "--version") {
+    std::printf("nmt 0.1.0 (scorer only, NMT_LIBTORCH=none: no LibTorch)\n");
+    return 0;
+  }
+  if (what.empty() || what == "-h" || what == "--help") {
+    std::printf("nmt 0.1.0, scorer-only build (NMT_LIBTORCH=none)\nUsage: nmt bleu [OPTIONS] ...\n"
+                "Subcommands:\n  bleu  sacreBLEU 2.6.0's BLEU, chrF and TER (nmt bleu --help)\n");
+    return what.empty() ? 2 : 0;
+  }
+  std::fprintf(stderr,
+               "nmt: usage error: '%s' needs LibTorch, and this nmt is the scorer-only build (NMT_LIBTORCH=none): "
+               "only `nmt bleu` works; build with NMT_LIBTORCH=debian or wheel for the rest\n",
+               what.c_str());
+  return 2;
+}
+#endif
+
 int run_full_binary(char** argv) {
   const std::string path = full_binary_path();
   ::execv(path.c_str(), argv);
@@ -48,5 +69,10 @@ int run_bleu(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   if (argc >= 2 && std::strcmp(argv[1], "bleu") == 0) return run_bleu(argc, argv);
+#ifdef NMT_LAUNCHER_SCORER_ONLY
+  (void)run_full_binary;
+  return refuse_without_libtorch(argc, argv);
+#else
   return run_full_binary(argv);
+#endif
 }

@@ -88,7 +88,7 @@ std::string format_score(const std::string& name, double score, const std::optio
     confidence = fmt::format("μ = {} ± {}", fixed(ci->mean.value, o.width), fixed(ci->ci.value, o.width));
     sc += " (" + confidence + ")";
   }
-  if (o.score_only && !o.json) return sc;
+  if (o.score_only) return sc;  // even in JSON (its docstring says otherwise; its code does this)
   if (!o.json) {
     std::string line = fmt::format("{}|{} = {}", name, signature, sc);
     if (!verbose.empty()) line += " " + verbose;
@@ -212,6 +212,11 @@ std::string single_system(const NamedSystem& system, std::vector<MetricEntry> me
   return single_results(results, o);
 }
 
+std::string table(const std::vector<std::string>& headers, const std::vector<std::vector<std::string>>& rows,
+                  const ReportOptions& o) {
+  return o.latex ? latex_booktabs(headers, rows) : fancy_grid(headers, rows);
+}
+
 std::string several_systems(const std::vector<NamedSystem>& systems, std::vector<MetricEntry> metrics,
                             const ReportOptions& o) {
   sort_by_key(metrics);
@@ -239,14 +244,14 @@ std::string several_systems(const std::vector<NamedSystem>& systems, std::vector
     }
     return json_list(items);
   }
-  return fancy_grid(headers, rows) + "\n\n" + signatures_block(sigs);
+  return table(headers, rows, o) + "\n\n" + signatures_block(sigs);
 }
 
 std::string paired_systems(std::vector<NamedSystem> systems, const std::vector<MetricEntry>& metrics,
                            const ReportOptions& o) {
   const bool bs = o.paired == PairedTest::kBootstrap;
   const size_t n = bs ? (o.paired_bs_n ? o.paired_bs_n : 1000) : (o.paired_ar_n ? o.paired_ar_n : 10000);
-  systems[0].name = "Baseline: " + systems[0].name;
+  systems[0].name = o.unnamed_baseline ? "Baseline" : "Baseline: " + systems[0].name;
   std::vector<std::string> headers{"System"};
   std::vector<std::pair<std::string, std::string>> sigs;
   std::vector<std::vector<PairedResult>> columns_of_results;
@@ -292,12 +297,14 @@ std::string paired_systems(std::vector<NamedSystem> systems, const std::vector<M
         is_bootstrap = true;
         cell += fmt::format(" ({} ± {})", fixed(r.mean->value, o.width), fixed(r.ci->value, o.width));
       }
-      if (r.p_value) cell += fmt::format("\n(p = {:.4f}){}", *r.p_value, *r.p_value > 0.05 ? "" : "*");
+      // One line per cell in LaTeX (utils._format_score_lines' multiline=False).
+      if (r.p_value)
+        cell += fmt::format("{}(p = {:.4f}){}", o.latex ? " " : "\n", *r.p_value, *r.p_value > 0.05 ? "" : "*");
       rows[i].push_back(cell);
     }
     headers.push_back(metrics[k].metric->name() + (is_bootstrap ? " (μ ± 95% CI)" : ""));
   }
-  return fancy_grid(headers, rows) + "\n\n" + paired_explanation(o, systems[0].name) + signatures_block(sigs);
+  return table(headers, rows, o) + "\n\n" + paired_explanation(o, systems[0].name) + signatures_block(sigs);
 }
 
 }  // namespace
@@ -431,6 +438,46 @@ std::string fancy_grid(const std::vector<std::string>& headers, const std::vecto
   out += rule("╘", "═", "╧", "╛");
   out.pop_back();  // tabulate's string has no final newline
   return out;
+}
+
+// tabulate's LATEX_ESCAPE_RULES, applied to each padded cell.
+static std::string latex_escape(const std::string& s) {
+  std::string out;
+  for (const char c : s) {
+    switch (c) {
+      case '&': out += "\\&"; break;
+      case '%': out += "\\%"; break;
+      case '$': out += "\\$"; break;
+      case '#': out += "\\#"; break;
+      case '_': out += "\\_"; break;
+      case '^': out += "\\^{}"; break;
+      case '{': out += "\\{"; break;
+      case '}': out += "\\}"; break;
+      case '~': out += "\\textasciitilde{}"; break;
+      case '\\': out += "\\textbackslash{}"; break;
+      case '<': out += "\\ensuremath{<}"; break;
+      case '>': out += "\\ensuremath{>}"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string latex_booktabs(const std::vector<std::string>& headers, const std::vector<std::vector<std::string>>& rows) {
+  const size_t ncols = headers.size();
+  std::vector<size_t> width(ncols);
+  for (size_t c = 0; c < ncols; ++c) {
+    width[c] = columns(headers[c]) + 2;  // tabulate's MIN_PADDING
+    for (const auto& row : rows) width[c] = std::max(width[c], columns(row[c]));
+  }
+  const auto row_line = [&](const std::vector<std::string>& cells) {
+    std::string out;
+    for (size_t c = 0; c < ncols; ++c) out += (c ? "&" : "") + latex_escape(" " + pad(cells[c], width[c], c == 0) + " ");
+    return out + "\\\\\n";
+  };
+  std::string out = "\\begin{tabular}{r" + std::string(ncols - 1, 'c') + "}\n\\toprule\n" + row_line(headers) + "\\midrule\n";
+  for (const auto& row : rows) out += row_line(row);
+  return out + "\\bottomrule\n\\end{tabular}";
 }
 
 std::string sacrebleu_report(const std::vector<NamedSystem>& systems,

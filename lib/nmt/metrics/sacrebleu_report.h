@@ -24,6 +24,10 @@ struct ReportOptions {
   ChrfOptions chrf;
   TerOptions ter;
   bool json = false;        // -f json
+  bool latex = false;       // -f latex: tables as tabulate's latex_booktabs (one system: as text)
+  // Systems read from standard input (unnamed): the paired tests' first row is "Baseline",
+  // not "Baseline: NAME".
+  bool unnamed_baseline = false;
   int width = 1;            // -w
   bool score_only = false;  // -b
   bool short_signature = false;  // --short
@@ -54,6 +58,10 @@ std::string with_test_fields(const std::string& signature, const std::string& fi
 // Signature.format(short=True): "#:1|c:mixed|e:no|tok:13a|s:exp|v:2.6.0" (`metric` is the
 // score's name: BLEU, chrF2..., TER, whose keys abbreviate differently).
 std::string short_signature(const std::string& signature, const std::string& metric);
+
+// The same table as tabulate(..., tablefmt="latex_booktabs"): widths from the raw text, then
+// LaTeX's special characters escaped (\& \% \_ \textbackslash{} ...).
+std::string latex_booktabs(const std::vector<std::string>& headers, const std::vector<std::vector<std::string>>& rows);
 
 // Python's repr() of a float ("61.5", "62.0", "1e-05", "1.2345678901234567e+16").
 std::string python_float_repr(double value);
