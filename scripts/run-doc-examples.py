@@ -71,6 +71,13 @@ def run(cmd, cwd, env, timeout):
         return status, out.read()
 
 
+def train_model(w, options):
+    """Trains one of the examples' models in seconds (seeded, one thread), or raises."""
+    status, out = run(f"build/nmt train {options} --seed 1 --threads 1 -q", w, None, 300)
+    if status != 0:
+        raise RuntimeError(f"the examples' model ({options}) did not train (exit {status}): {out[-500:]}")
+
+
 def workspace(build, root):
     """The scratch folder the examples run in (see the module's text)."""
     w = Path(tempfile.mkdtemp(prefix="nmt-doc-examples."))
@@ -89,18 +96,10 @@ def workspace(build, root):
     for name in ("in.en", "test.en", "en.txt", "input.en"):
         shutil.copy(root / "data" / "fixtures" / "tiny.en", w / name)
     shutil.copy(root / "data" / "fixtures" / "tiny.fr", w / "test.fr")
-    gru = (f"build/nmt train --preset gru-tiny --train data/downloaded/multi30k/train "
-           f"--valid data/downloaded/multi30k/val --out models/gru-small --max-steps 20 --valid-every 20 "
-           f"--seed 1 --threads 1 -q")
-    status, out = run(gru, w, None, 300)
-    if status != 0:
-        raise RuntimeError(f"the examples' GRU model did not train (exit {status}): {out[-500:]}")
-    train = (f"build/nmt train --preset transformer-tiny --train data/downloaded/multi30k/train "
-             f"--valid data/downloaded/multi30k/val --src en --tgt fr --out models/t-small "
-             f"--max-steps 40 --valid-every 40 --save-every 10 --keep-last 8 --lr 5e-3 --seed 1 --threads 1 -q")
-    status, out = run(train, w, None, 300)
-    if status != 0:
-        raise RuntimeError(f"the examples' model did not train (exit {status}): {out[-500:]}")
+    corpus = "--train data/downloaded/multi30k/train --valid data/downloaded/multi30k/val"
+    train_model(w, f"--preset gru-tiny {corpus} --out models/gru-small --max-steps 20 --valid-every 20")
+    train_model(w, f"--preset transformer-tiny {corpus} --src en --tgt fr --out models/t-small "
+                   f"--max-steps 40 --valid-every 40 --save-every 10 --keep-last 8 --lr 5e-3")
     return w
 
 
