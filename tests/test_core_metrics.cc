@@ -59,6 +59,29 @@ TEST(Tokenizer13a, EntitiesAndSymbols) {
   EXPECT_EQ(tokenize_13a("coupé-\ncollé\nici"), "coupécollé ici");
 }
 
+// mteval-v13a as sacreBLEU writes it: the four regexes applied one after the other, spaces
+// padded like any other symbol, then str.split(). tokenize_13a takes shortcuts (single spaces,
+// rules skipped when their characters are absent); on random lines built from the characters
+// the rules look at, both must give the same tokens.
+std::string literal_13a(const std::string& line) {
+  std::string text = detail::split_mteval_periods_and_dashes(detail::pad_mteval_symbols(" " + line + " "));
+  std::string joined;
+  for (const std::string& word : text::python_split(text)) joined += (joined.empty() ? "" : " ") + word;
+  return joined;
+}
+
+TEST(Tokenizer13a, SameTokensAsTheRegexesAppliedLiterally) {
+  const std::vector<std::string> pieces = {"a", "Z", "7", "0", ".", ",", "-", " ", "  ", "\t", "'", "(", "$",
+                                           ":", "/", "\u00E9", "\u00A0", "\u2026", "..", "-,", "5.", ",9"};
+  uint64_t state = 12345;
+  auto next = [&state] { return (state = state * 6364136223846793005ULL + 1442695040888963407ULL) >> 33; };
+  for (int trial = 0; trial < 20000; ++trial) {
+    std::string line;
+    for (uint64_t n = next() % 12; n > 0; --n) line += pieces[next() % pieces.size()];
+    ASSERT_EQ(tokenize_13a(line), literal_13a(line)) << "line: '" << line << "'";
+  }
+}
+
 TEST(Tokenizer13a, PythonWhitespace) {
   EXPECT_EQ(tokenize_13a("  a\tb  "), "a b");
   EXPECT_EQ(tokenize_13a("Bonjour\u00A0!"), "Bonjour !");

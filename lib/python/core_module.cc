@@ -3,7 +3,9 @@
 // only converts lists of str to C++ once per call and scores with the GIL released.
 #include <optional>
 #include <string>
+#include <string_view>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include <pybind11/pybind11.h>
@@ -69,6 +71,63 @@ using BleuTuple = std::tuple<double, std::vector<int64_t>, std::vector<int64_t>,
 BleuTuple as_tuple(const BleuScore& s) {
   return {s.score, s.counts, s.totals, s.precisions, s.bp, s.ratio, s.sys_len, s.ref_len};
 }
+
+// A str's UTF-8 bytes, held by the str itself (no copy). A str that has none (a lone
+// surrogate) raises TypeError, as pybind11's string caster does, which the Python side turns
+// into a message naming the line.
+std::string_view utf8_of(py::handle text) {
+  Py_ssize_t size = 0;
+  const char* data = PyUnicode_Check(text.ptr()) ? PyUnicode_AsUTF8AndSize(text.ptr(), &size) : nullptr;
+  if (!data) {
+    PyErr_Clear();
+    throw py::type_error("expected a str that can be encoded as UTF-8");
+  }
+  return {data, static_cast<size_t>(size)};
+}
+
+template <typename T>
+py::list list_of(const std::vector<T>& values) {
+  py::list out(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    PyObject* item = std::is_floating_point_v<T> ? PyFloat_FromDouble(static_cast<double>(values[i]))
+                                                 : PyLong_FromLongLong(static_cast<long long>(values[i]));
+    if (!item) throw py::error_already_set();
+    PyList_SET_ITEM(out.ptr(), static_cast<Py_ssize_t>(i), item);
+  }
+  return out;
+}
+
+// BLEU.sentence_score's C++ half, _core.bleu_sentence(scorer, hyp, refs) -> (score, counts,
+// totals, precisions, bp, ratio, sys_len, ref_len), refs a list of str. Called once per
+// sentence, so it is a plain CPython fast-call function: pybind11's dispatcher and generic
+// casters took 1.3 us of a 3.3 us call on Multi30k's sentences.
+PyObject* bleu_sentence(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  try {
+    if (nargs != 3 || !PyList_Check(args[2])) throw py::type_error("bleu_sentence(scorer, hyp, refs: list of str)");
+    const BleuScorer& scorer = py::handle(args[0]).cast<const BleuScorer&>();
+    const std::string_view hypothesis = utf8_of(args[1]);
+    thread_local std::vector<std::string_view> references;
+    references.clear();
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(args[2]); ++k) references.push_back(utf8_of(PyList_GET_ITEM(args[2], k)));
+    const BleuOptions& o = scorer.options();  // sentence_score without its signature string
+    const BleuScore s = compute_bleu(scorer.segment_stats_of_views(hypothesis, references), o.smooth_method,
+                                     o.smooth_value, o.effective_order, o.max_ngram_order);
+    return py::make_tuple(s.score, list_of(s.counts), list_of(s.totals), list_of(s.precisions), s.bp, s.ratio,
+                          s.sys_len, s.ref_len)
+        .release()
+        .ptr();
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (py::builtin_exception& e) {
+    e.set_error();
+  } catch (const std::exception& e) {  // nmt's UsageError and Utf8Error: messages for the user
+    PyErr_SetString(PyExc_ValueError, e.what());
+  }
+  return nullptr;
+}
+
+PyMethodDef kBleuSentence = {"bleu_sentence", reinterpret_cast<PyCFunction>(reinterpret_cast<void*>(&bleu_sentence)),
+                             METH_FASTCALL, "BLEU of one sentence: (scorer, hyp, refs) -> tuple"};
 
 BleuScorer make_bleu(const std::string& tokenize, bool lowercase, const std::string& smooth_method,
                      std::optional<double> smooth_value, bool effective_order, int max_ngram_order) {
@@ -185,15 +244,11 @@ PYBIND11_MODULE(_core, m) {
            py::arg("smooth_value"), py::arg("effective_order"), py::arg("max_ngram_order"))
       .def("signature", [](const BleuScorer& s, size_t n) { return s.signature(n); })
       .def("corpus", &bleu_corpus)
-      .def("sentence", [](const BleuScorer& s, const std::string& hyp, const std::vector<std::string>& refs) {
-        const BleuOptions& o = s.options();  // sentence_score without its signature string
-        return as_tuple(compute_bleu(s.segment_stats(hyp, refs), o.smooth_method, o.smooth_value, o.effective_order,
-                                     o.max_ngram_order));
-      })
 
       .def("tokenize", [](const BleuScorer& s, const std::string& line) {
         return tokenize(s.options().tokenize, line);
       });
+  m.add_object("bleu_sentence", py::reinterpret_steal<py::object>(PyCFunction_New(&kBleuSentence, nullptr)));
   m.def("compute_bleu", [](const std::vector<int64_t>& correct, const std::vector<int64_t>& total, int64_t sys_len,
                            int64_t ref_len, const std::string& smooth_method, std::optional<double> smooth_value,
                            bool effective_order, int max_ngram_order) {

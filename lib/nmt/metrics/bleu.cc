@@ -176,14 +176,18 @@ std::string BleuScorer::signature(size_t num_refs) const {
                      tokenizer_name(options_.tokenize), smooth, kSacreBleuVersion);
 }
 
-std::vector<std::string> BleuScorer::preprocess(std::string_view segment) const {
-  std::string lowered;
+const std::vector<std::string_view>& BleuScorer::preprocess(std::string_view segment, TokenizerBuffers& buffers) const {
   if (options_.lowercase) {
-    lowered = text::python_lower(segment);
-    segment = lowered;
+    buffers.lowered = text::python_lower(segment);
+    segment = buffers.lowered;
   }
-  std::string tokenized = tokenize(options_.tokenize, text::python_rstrip(segment));
-  return text::python_split(tokenized);
+  return tokenize_words(options_.tokenize, text::python_rstrip(segment), buffers);
+}
+
+std::vector<std::string> BleuScorer::preprocess(std::string_view segment) const {
+  TokenizerBuffers buffers;
+  const std::vector<std::string_view>& words = preprocess(segment, buffers);
+  return std::vector<std::string>(words.begin(), words.end());
 }
 
 namespace {
@@ -192,31 +196,79 @@ size_t ngrams_of_order(size_t length, int order) {
   return length >= static_cast<size_t>(order) ? length - static_cast<size_t>(order) + 1 : 0;
 }
 
+struct Span {
+  size_t begin, end;
+};
+
 // Per thread, so that const scorers stay usable from several threads; reused from segment
-// to segment.
+// to segment, so that scoring a segment allocates nothing but its statistics.
 struct Scratch {
   std::vector<uint32_t> hypothesis;  // token ids
   std::vector<int64_t> ref_lens;
   NgramMatcher matcher;
+  // segment_stats(hypothesis, references): [0] the hypothesis, [k + 1] reference k
+  std::vector<TokenizerBuffers> texts;
+  TransientWordIds ids;
+  std::vector<uint32_t> references;  // token ids of every reference, reference k at spans[k]
+  std::vector<Span> spans;
 };
 Scratch& scratch() {
   thread_local Scratch s;
   return s;
 }
 
+// The statistics of s.hypothesis (token ids) against the references tokens[spans[k]].
+BleuStats match_hypothesis(Scratch& s, const uint32_t* tokens, const Span* spans, size_t n_refs, int max_order) {
+  BleuStats stats;
+  stats.sys_len = static_cast<int64_t>(s.hypothesis.size());
+  s.ref_lens.clear();
+  s.matcher.start();
+  for (size_t k = 0; k < n_refs; ++k) {
+    const Span& ref = spans[k];
+    s.ref_lens.push_back(static_cast<int64_t>(ref.end - ref.begin));
+    s.matcher.add_reference(tokens + ref.begin, ref.end - ref.begin, max_order);
+  }
+  stats.ref_len = closest_ref_len(stats.sys_len, s.ref_lens);
+  stats.counts.assign(static_cast<size_t>(max_order), 0);
+  s.matcher.match(s.hypothesis.data(), s.hypothesis.size(), max_order, stats.counts.data());
+  stats.totals.resize(static_cast<size_t>(max_order));
+  for (int n = 1; n <= max_order; ++n)
+    stats.totals[n - 1] = static_cast<int64_t>(ngrams_of_order(s.hypothesis.size(), n));
+  return stats;
+}
+
+template <typename Strings>
+BleuStats sentence_stats(const BleuScorer& scorer, std::string_view hypothesis, const Strings& references) {
+  if (references.empty()) throw UsageError("BLEU: no reference given");
+  Scratch& s = scratch();
+  if (s.texts.size() < references.size() + 1) s.texts.resize(references.size() + 1);
+  size_t words = 0;
+  for (size_t k = 0; k < references.size(); ++k) words += scorer.preprocess(references[k], s.texts[k + 1]).size();
+  s.ids.start(words);
+  s.references.clear();
+  s.spans.clear();
+  for (size_t k = 0; k < references.size(); ++k) {
+    const size_t begin = s.references.size();
+    for (std::string_view word : s.texts[k + 1].words) s.references.push_back(s.ids.add(word));
+    s.spans.push_back(Span{begin, s.references.size()});
+  }
+  s.hypothesis.clear();
+  for (std::string_view word : scorer.preprocess(hypothesis, s.texts[0])) s.hypothesis.push_back(s.ids.find(word));
+  return match_hypothesis(s, s.references.data(), s.spans.data(), s.spans.size(), scorer.options().max_ngram_order);
+}
+
 }  // namespace
 
 BleuStats BleuScorer::segment_stats(std::string_view hypothesis, const std::vector<std::string>& references) const {
-  if (references.empty()) throw UsageError("BLEU: no reference given");
-  std::vector<std::vector<std::string>> streams;
-  for (const std::string& reference : references) streams.push_back({reference});
-  return BleuReferences(*this, streams).segment_stats(0, hypothesis);
+  return sentence_stats(*this, hypothesis, references);
+}
+
+BleuStats BleuScorer::segment_stats_of_views(std::string_view hypothesis,
+                                             const std::vector<std::string_view>& references) const {
+  return sentence_stats(*this, hypothesis, references);
 }
 
 struct BleuReferences::Impl {
-  struct Span {
-    size_t begin, end;
-  };
   BleuScorer scorer;
   size_t streams = 0;
   WordIds<std::string> token_ids;
@@ -228,11 +280,13 @@ BleuReferences::BleuReferences(const BleuScorer& scorer, const std::vector<std::
     : impl_(std::make_unique<Impl>(Impl{scorer, refs_per_stream.size(), {}, {}, {}})) {
   if (refs_per_stream.empty()) throw UsageError("BLEU: no reference stream given");
   Impl& r = *impl_;
+  TokenizerBuffers buffers;
   for (size_t i = 0; i < refs_per_stream[0].size(); ++i) {
     for (const std::vector<std::string>& stream : refs_per_stream) {
       const size_t begin = r.tokens.size();
-      for (std::string& token : scorer.preprocess(stream.at(i))) r.tokens.push_back(r.token_ids.add(std::move(token)));
-      r.spans.push_back(Impl::Span{begin, r.tokens.size()});
+      for (std::string_view token : scorer.preprocess(stream.at(i), buffers))
+        r.tokens.push_back(r.token_ids.add(std::string(token)));
+      r.spans.push_back(Span{begin, r.tokens.size()});
     }
   }
 }
@@ -242,25 +296,16 @@ BleuReferences::~BleuReferences() = default;
 BleuStats BleuReferences::segment_stats(size_t segment, std::string_view hypothesis) const {
   const Impl& r = *impl_;
   if (segment >= r.spans.size() / r.streams) throw std::out_of_range("BleuReferences::segment_stats: no such segment");
-  const int max_order = r.scorer.options().max_ngram_order;
   Scratch& s = scratch();
+  if (s.texts.empty()) s.texts.resize(1);
   s.hypothesis.clear();
-  for (const std::string& token : r.scorer.preprocess(hypothesis)) s.hypothesis.push_back(r.token_ids.find(token));
-  BleuStats stats;
-  stats.sys_len = static_cast<int64_t>(s.hypothesis.size());
-  s.ref_lens.clear();
-  s.matcher.start();
-  for (size_t k = 0; k < r.streams; ++k) {
-    const Impl::Span& ref = r.spans[segment * r.streams + k];
-    s.ref_lens.push_back(static_cast<int64_t>(ref.end - ref.begin));
-    s.matcher.add_reference(r.tokens.data() + ref.begin, ref.end - ref.begin, max_order);
+  thread_local std::string key;
+  for (std::string_view token : r.scorer.preprocess(hypothesis, s.texts[0])) {
+    key.assign(token);
+    s.hypothesis.push_back(r.token_ids.find(key));
   }
-  stats.ref_len = closest_ref_len(stats.sys_len, s.ref_lens);
-  stats.counts.assign(static_cast<size_t>(max_order), 0);
-  s.matcher.match(s.hypothesis.data(), s.hypothesis.size(), max_order, stats.counts.data());
-  for (int n = 1; n <= max_order; ++n)
-    stats.totals.push_back(static_cast<int64_t>(ngrams_of_order(s.hypothesis.size(), n)));
-  return stats;
+  return match_hypothesis(s, r.tokens.data(), r.spans.data() + segment * r.streams, r.streams,
+                          r.scorer.options().max_ngram_order);
 }
 
 BleuScore BleuScorer::corpus_score(const std::vector<std::string>& hyps,

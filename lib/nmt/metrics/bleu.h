@@ -91,9 +91,13 @@ class BleuScorer {
 
   // Lowercase (if asked), rstrip and tokenize a segment; returns its tokens.
   std::vector<std::string> preprocess(std::string_view segment) const;
+  // The same tokens as views into `buffers` (valid until their next use), without allocating.
+  const std::vector<std::string_view>& preprocess(std::string_view segment, TokenizerBuffers& buffers) const;
 
   // Statistics of one hypothesis against its references (one or more).
   BleuStats segment_stats(std::string_view hypothesis, const std::vector<std::string>& references) const;
+  // The same for references held elsewhere (the Python module's str objects).
+  BleuStats segment_stats_of_views(std::string_view hypothesis, const std::vector<std::string_view>& references) const;
 
   // Corpus BLEU. refs_per_stream[k][i] is reference k of segment i; every stream must have
   // hyps.size() lines (throws UsageError otherwise; sacreBLEU's API would silently truncate).

@@ -1,6 +1,7 @@
 #include "nmt/metrics/ngram_match.h"
 
 #include <algorithm>
+#include <functional>
 
 namespace nmt::metrics {
 namespace {
@@ -108,6 +109,37 @@ void NgramMatcher::match(const uint32_t* symbols, size_t size, int max_order, in
       }
     }
   }
+}
+
+void TransientWordIds::start(size_t words) {
+  if (++generation_ == 0) {  // wrapped around: mark every slot free explicitly
+    for (Slot& slot : slots_) slot.generation = 0;
+    generation_ = 1;
+  }
+  next_id_ = 1;
+  size_t capacity = std::max<size_t>(slots_.size(), 64);
+  while (capacity < 2 * words) capacity *= 2;  // at most half full
+  if (capacity != slots_.size()) slots_.assign(capacity, Slot{});
+}
+
+size_t TransientWordIds::slot_of(std::string_view word) const {
+  const size_t mask = slots_.size() - 1;
+  uint64_t hash = kEmptyHash;  // FNV-style over the bytes: words are short, std::hash's
+  for (char c : word) hash = (hash ^ static_cast<unsigned char>(c)) * 0x100000001B3ULL;  // murmur took 10 %
+  size_t i = (hash ^ (hash >> 29)) & mask;
+  while (slots_[i].generation == generation_ && slots_[i].word != word) i = (i + 1) & mask;
+  return i;
+}
+
+uint32_t TransientWordIds::add(std::string_view word) {
+  Slot& slot = slots_[slot_of(word)];
+  if (slot.generation != generation_) slot = Slot{word, next_id_++, generation_};
+  return slot.id;
+}
+
+uint32_t TransientWordIds::find(std::string_view word) const {
+  const Slot& slot = slots_[slot_of(word)];
+  return slot.generation == generation_ ? slot.id : kUnknown;
 }
 
 }  // namespace nmt::metrics

@@ -16,6 +16,7 @@
 // extracting the statistics of a sentence ~4x slower.
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -70,6 +71,30 @@ class WordIds {
 
  private:
   std::unordered_map<Word, uint32_t> ids_;
+};
+
+// WordIds for one sentence's words, which stay where they are (views into tokenizer
+// buffers): a flat table cleared in constant time by start(), so scoring a sentence allocates
+// nothing once it has grown (an unordered_map<std::string> took a node per reference word).
+class TransientWordIds {
+ public:
+  static constexpr uint32_t kUnknown = 0;
+  // Forgets the previous words; room for `words` more without growing.
+  void start(size_t words);
+  uint32_t add(std::string_view word);
+  uint32_t find(std::string_view word) const;
+
+ private:
+  struct Slot {
+    std::string_view word;
+    uint32_t id = 0;
+    uint32_t generation = 0;  // in use when it equals generation_
+  };
+  size_t slot_of(std::string_view word) const;
+
+  std::vector<Slot> slots_;
+  uint32_t generation_ = 0;
+  uint32_t next_id_ = 1;
 };
 
 }  // namespace nmt::metrics

@@ -1,6 +1,7 @@
 #include "nmt/metrics/tokenizer.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include <fmt/format.h>
 
@@ -26,11 +27,11 @@ std::string replace_all(std::string_view s, std::string_view from, std::string_v
 
 namespace {
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_period_or_comma(char c) { return c == '.' || c == ','; }
+constexpr bool is_digit(char c) { return c >= '0' && c <= '9'; }
+constexpr bool is_period_or_comma(char c) { return c == '.' || c == ','; }
 
 // The class [\{-\~\[-\` -\&\(-\+\:-\@\/] of the first 13a regex.
-bool is_13a_symbol(char ch) {
+constexpr bool is_13a_symbol(char ch) {
   unsigned char c = static_cast<unsigned char>(ch);
   return (c >= 0x7B && c <= 0x7E) || (c >= 0x5B && c <= 0x60) || (c >= 0x20 && c <= 0x26) ||
          (c >= 0x28 && c <= 0x2B) || (c >= 0x3A && c <= 0x40) || c == '/';
@@ -46,33 +47,94 @@ std::string pad_symbols(std::string_view s) {
   std::string out;
   out.reserve(s.size() * 2);
   for (char c : s) {
-    if (is_13a_symbol(c)) {
-      out.push_back(' ');
-      out.push_back(c);
-      out.push_back(' ');
-    } else {
-      out.push_back(c);
-    }
+    if (is_13a_symbol(c)) out += {' ', c, ' '};
+    else out.push_back(c);
   }
   return out;
 }
 
-// A re.sub of a two-character pattern `first second` -> `repl(first, second)`.
+// Makes `buffer` hold at least `size` characters (never shrinking it, so that the work
+// buffers are not zero-filled again for every line: that memset was 2 % of a sentence).
+char* at_least(std::string& buffer, size_t size) {
+  if (buffer.size() < size) buffer.resize(std::max(size, 2 * buffer.size()));
+  return buffer.data();
+}
+
+// A re.sub of a two-character pattern `first second` -> `emit(first, second)`, into `out`;
+// returns the length written. `emit` writes at most four characters for the two it replaces.
 template <typename Match, typename Emit>
-std::string sub_pairs(std::string_view s, Match match, Emit emit) {
-  std::string out;
-  out.reserve(s.size() + s.size() / 2);
+size_t sub_pairs_into(std::string_view s, std::string& out, Match match, Emit emit) {
+  char* const begin = at_least(out, 2 * s.size());
+  char* o = begin;
   size_t i = 0;
   while (i < s.size()) {
     if (i + 1 < s.size() && match(s[i], s[i + 1])) {
-      emit(out, s[i], s[i + 1]);
+      o = emit(o, s[i], s[i + 1]);
       i += 2;
     } else {
-      out.push_back(s[i]);
-      ++i;
+      *o++ = s[i++];
     }
   }
-  return out;
+  return static_cast<size_t>(o - begin);
+}
+
+char* emit_split_after_first(char* o, char a, char b) {  // "\1 \2 "
+  o[0] = a, o[1] = ' ', o[2] = b, o[3] = ' ';
+  return o + 4;
+}
+char* emit_split_before_first(char* o, char a, char b) {  // " \1 \2"
+  o[0] = ' ', o[1] = a, o[2] = ' ', o[3] = b;
+  return o + 4;
+}
+
+// What the characters of a line ask of the 13a rules (bits of a byte's kind).
+enum : uint8_t { kSymbolByte = 1, kPeriodOrComma = 2, kDash = 4, kEscape = 8 };
+struct ByteKinds {
+  uint8_t kind[256] = {};
+  constexpr ByteKinds() {
+    for (int c = 0; c < 256; ++c) {
+      if (c != ' ' && is_13a_symbol(static_cast<char>(c))) kind[c] |= kSymbolByte;
+      if (c == '.' || c == ',') kind[c] |= kPeriodOrComma;
+      if (c == '-') kind[c] |= kDash;
+      if (c == '<' || c == '&' || c == '\n') kind[c] |= kEscape;
+    }
+  }
+};
+constexpr ByteKinds kByteKinds;
+uint8_t kinds_in(std::string_view s) {
+  uint8_t kinds = 0;
+  for (char c : s) kinds |= kByteKinds.kind[static_cast<unsigned char>(c)];
+  return kinds;
+}
+
+// mteval's rules for '.', ',' and '-' (see split_mteval_periods_and_dashes) on the first
+// `length` characters of `text`, through `scratch`; returns the new length. A rule whose
+// characters the text lacks changes nothing and is skipped (most lines have no '-').
+size_t split_periods_and_dashes_in_place(std::string& text, size_t length, std::string& scratch, uint8_t kinds) {
+  if (kinds & kPeriodOrComma) {
+    // ([^0-9])([\.,]) -> "\1 \2 "
+    const size_t a = sub_pairs_into(
+        std::string_view(text.data(), length), scratch,
+        [](char a, char b) { return !is_digit(a) && is_period_or_comma(b); }, emit_split_after_first);
+    // ([\.,])([^0-9]) -> " \1 \2"
+    length = sub_pairs_into(
+        std::string_view(scratch.data(), a), text, [](char a, char b) { return is_period_or_comma(a) && !is_digit(b); },
+        emit_split_before_first);
+  }
+  if (kinds & kDash) {
+    // ([0-9])(-) -> "\1 \2 "
+    length = sub_pairs_into(
+        std::string_view(text.data(), length), scratch, [](char a, char b) { return is_digit(a) && b == '-'; },
+        emit_split_after_first);
+    text.swap(scratch);
+  }
+  return length;
+}
+
+std::string split_periods_and_dashes(std::string_view s) {
+  std::string text(s), scratch;
+  text.resize(split_periods_and_dashes_in_place(text, text.size(), scratch, kinds_in(text)));
+  return text;
 }
 
 std::string join_words(const std::string& line) {
@@ -133,20 +195,7 @@ namespace detail {
 
 std::string pad_mteval_symbols(std::string_view s) { return pad_symbols(s); }
 
-std::string split_mteval_periods_and_dashes(std::string_view s) {
-  // ([^0-9])([\.,]) -> "\1 \2 "
-  std::string line = sub_pairs(
-      s, [](char a, char b) { return !is_digit(a) && is_period_or_comma(b); },
-      [](std::string& out, char a, char b) { out += {a, ' ', b, ' '}; });
-  // ([\.,])([^0-9]) -> " \1 \2"
-  line = sub_pairs(
-      line, [](char a, char b) { return is_period_or_comma(a) && !is_digit(b); },
-      [](std::string& out, char a, char b) { out += {' ', a, ' ', b}; });
-  // ([0-9])(-) -> "\1 \2 "
-  return sub_pairs(
-      line, [](char a, char b) { return is_digit(a) && b == '-'; },
-      [](std::string& out, char a, char b) { out += {a, ' ', b, ' '}; });
-}
+std::string split_mteval_periods_and_dashes(std::string_view s) { return split_periods_and_dashes(s); }
 
 }  // namespace detail
 
@@ -154,7 +203,7 @@ namespace {
 
 // sacreBLEU's TokenizerRegexp, the punctuation rules 13a and zh share.
 std::string tokenize_regexp(std::string_view input) {
-  return join_words(detail::split_mteval_periods_and_dashes(pad_symbols(input)));
+  return join_words(split_periods_and_dashes(pad_symbols(input)));
 }
 
 }  // namespace
@@ -258,7 +307,10 @@ std::string tokenize_zh(std::string_view input) {
   return tokenize_regexp(spaced);
 }
 
-std::string tokenize_13a(std::string_view input) {
+namespace {
+
+// mteval-v13a's replacements before its regexes (rare: only lines with '<', '\n' or '&').
+std::string unescape_13a(std::string_view input) {
   std::string line = replace_all(input, "<skipped>", "");
   line = replace_all(line, "-\n", "");
   line = replace_all(line, "\n", " ");
@@ -268,7 +320,61 @@ std::string tokenize_13a(std::string_view input) {
     line = replace_all(line, "&lt;", "<");
     line = replace_all(line, "&gt;", ">");
   }
-  return tokenize_regexp(" " + line + " ");
+  return line;
+}
+
+// TokenizerRegexp on " " + line + " " (13a), into buffers.text; returns its length there.
+size_t tokenize_13a_into(std::string_view input, TokenizerBuffers& buffers) {
+  std::string unescaped;
+  if (kinds_in(input) & kEscape) {
+    unescaped = unescape_13a(input);
+    input = unescaped;
+  }
+  // The regexes' spaces count only as token boundaries: a space is never the first character
+  // of a match of the period and dash rules after it, nor a symbol's neighbour, so padding a
+  // space to three (as " \1 " does) changes no match. Spaces stay single here, which makes
+  // the text the rules scan a third as long (tests/test_core_metrics.cc compares this with the
+  // regexes applied literally on random lines).
+  char* const begin = at_least(buffers.text, 3 * input.size() + 2);
+  char* o = begin;
+  *o++ = ' ';
+  uint8_t kinds = 0;
+  for (char c : input) {
+    const uint8_t kind = kByteKinds.kind[static_cast<unsigned char>(c)];
+    kinds |= kind;
+    if (kind & kSymbolByte) {
+      o[0] = ' ', o[1] = c, o[2] = ' ';
+      o += 3;
+    } else {
+      *o++ = c;
+    }
+  }
+  *o++ = ' ';
+  return split_periods_and_dashes_in_place(buffers.text, static_cast<size_t>(o - begin), buffers.scratch, kinds);
+}
+
+}  // namespace
+
+const std::vector<std::string_view>& tokenize_words(TokenizerKind kind, std::string_view line,
+                                                    TokenizerBuffers& buffers) {
+  if (kind == TokenizerKind::k13a) {
+    const size_t length = tokenize_13a_into(line, buffers);
+    text::python_split(std::string_view(buffers.text.data(), length), buffers.words);
+  } else {
+    buffers.text = kind == TokenizerKind::kNone ? std::string(line) : tokenize(kind, line);
+    text::python_split(buffers.text, buffers.words);
+  }
+  return buffers.words;
+}
+
+std::string tokenize_13a(std::string_view input) {
+  TokenizerBuffers buffers;
+  std::string joined;
+  for (std::string_view word : tokenize_words(TokenizerKind::k13a, input, buffers)) {
+    if (!joined.empty()) joined.push_back(' ');
+    joined += word;
+  }
+  return joined;
 }
 
 }  // namespace nmt::metrics

@@ -201,10 +201,22 @@ std::u32string_view python_rstrip(std::u32string_view text) {
 }
 
 std::string_view python_rstrip(std::string_view utf8) {
-  // Forward scan (UTF-8 cannot be decoded backwards strictly): remember where the last
-  // non-space code point ends.
+  // The common line ends in ASCII: step back over ASCII whitespace to an ASCII non-space.
+  // (Validation is not rstrip's job: every caller's next step decodes the whole line.)
+  size_t back = utf8.size();
+  const auto ascii_space = [](unsigned char b) { return (b >= 0x09 && b <= 0x0D) || (b >= 0x1C && b <= 0x20); };
+  while (back > 0 && static_cast<unsigned char>(utf8[back - 1]) < 0x80 && ascii_space(utf8[back - 1])) --back;
+  if (back == 0 || static_cast<unsigned char>(utf8[back - 1]) < 0x80) return utf8.substr(0, back);
+  // Otherwise a forward scan (UTF-8 cannot be decoded backwards strictly): remember where the
+  // last non-space code point ends.
   size_t pos = 0, end = 0;
   while (pos < utf8.size()) {
+    const unsigned char byte = static_cast<unsigned char>(utf8[pos]);
+    if (byte < 0x80) {  // most bytes: no decoding
+      ++pos;
+      if (!((byte >= 0x09 && byte <= 0x0D) || (byte >= 0x1C && byte <= 0x20))) end = pos;
+      continue;
+    }
     char32_t cp = next_or_throw(utf8, pos);
     if (!is_python_space(cp)) end = pos;
   }
@@ -257,6 +269,34 @@ std::vector<std::string> python_split(std::string_view utf8) {
   }
   if (in_field) fields.emplace_back(utf8.substr(start));
   return fields;
+}
+
+void python_split(std::string_view utf8, std::vector<std::string_view>& fields) {
+  fields.clear();
+  const size_t n = utf8.size();
+  const auto byte = [&utf8](size_t i) { return static_cast<unsigned char>(utf8[i]); };
+  const auto ascii_space = [](unsigned char b) { return (b >= 0x09 && b <= 0x0D) || (b >= 0x1C && b <= 0x20); };
+  const auto ascii_word = [&ascii_space](unsigned char b) { return b < 0x80 && !ascii_space(b); };
+  size_t pos = 0, start = 0;
+  bool in_field = false;
+  while (pos < n) {
+    if (in_field) {  // the common case, a word's ASCII bytes, without decoding
+      while (pos < n && ascii_word(byte(pos))) ++pos;
+      if (pos == n) break;
+    }
+    const size_t here = pos;
+    bool space;
+    if (byte(pos) < 0x80) space = ascii_space(byte(pos++));
+    else space = is_python_space(next_or_throw(utf8, pos));
+    if (space && in_field) {
+      fields.push_back(utf8.substr(start, here - start));
+      in_field = false;
+    } else if (!space && !in_field) {
+      start = here;
+      in_field = true;
+    }
+  }
+  if (in_field) fields.push_back(utf8.substr(start));
 }
 
 std::u32string remove_python_spaces(std::u32string_view text) {

@@ -63,7 +63,8 @@ void append_utf8(std::string& out, char32_t cp);
 // U+2029, U+202F, U+205F, U+3000. Not U+200B or U+FEFF.
 bool is_python_space(char32_t cp);
 
-// str.rstrip() with no argument: drops trailing Python whitespace.
+// str.rstrip() with no argument: drops trailing Python whitespace. The UTF-8 flavour checks
+// only as much as it reads: a line that ends in ASCII is not decoded (nor validated) before it.
 std::u32string_view python_rstrip(std::u32string_view text);
 std::string_view python_rstrip(std::string_view utf8);
 
@@ -75,6 +76,9 @@ std::string_view python_strip(std::string_view utf8);
 // fields (so "" and "  " give no fields).
 std::vector<std::u32string> python_split(std::u32string_view text);
 std::vector<std::string> python_split(std::string_view utf8);
+// The same fields as views into `utf8`, appended to `fields` (cleared first): no allocation
+// once `fields` has grown. ASCII bytes are tested directly, the rest decoded (and validated).
+void python_split(std::string_view utf8, std::vector<std::string_view>& fields);
 
 // "".join(text.split()): every Python whitespace code point removed.
 std::u32string remove_python_spaces(std::u32string_view text);

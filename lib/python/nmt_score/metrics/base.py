@@ -197,8 +197,12 @@ class Metric:
             raise
 
     def sentence_score(self, hypothesis: str, references: Sequence[str]):
-        self._check_sentence_score_args(hypothesis, references)
-        refs = [r for r in references if r is not None]
+        if type(hypothesis) is str and type(references) is list and len(references) == 1 \
+                and type(references[0]) is str:
+            refs = references  # the common call, which passes every check (they took 0.7 of 3.2 us)
+        else:
+            self._check_sentence_score_args(hypothesis, references)
+            refs = [r for r in references if r is not None]
         self.num_refs = len(refs)
         return self._scored(self._sentence, hypothesis, refs)
 

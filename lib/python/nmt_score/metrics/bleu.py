@@ -89,4 +89,4 @@ class BLEU(Metric):
         return _score(self._core.corpus(hyps, streams))
 
     def _sentence(self, hyp, refs) -> BLEUScore:
-        return _score(self._core.sentence(hyp, refs))
+        return _score(_core.bleu_sentence(self._core, hyp, refs))
