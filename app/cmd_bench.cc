@@ -104,7 +104,7 @@ Prepared prepare(const BenchModelArgs& a) {
 }
 
 nlohmann::json model_config_json(const train::TrainOptions& o) {
-  return {{"format", 1}, {"nmt_version", "0.1.0"}, {"model", o.model.to_json()}, {"train", o.to_json()}};
+  return models::model_directory_config(o.model.to_json(), o.to_json());
 }
 
 void add_matmul(CLI::App& bench) {

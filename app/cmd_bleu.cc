@@ -476,6 +476,11 @@ void run_bleu(BleuCliOptions o) {
   }
   // sacreBLEU's `REF... -i SYS...` (or `REF... < HYP`), `-t TEST -l PAIR -i SYS`, or nmt's `-r REF ... SYS...`.
   const bool nmt_form = !o.refs.empty();
+  // Refused before any file is read, as sacreBLEU does; nmt's own form prints one line per
+  // sentence and metric instead.
+  if (o.sentence && !nmt_form && !o.json && o.metrics.size() > 1)
+    throw UsageError("-sl/--sentence-level takes one metric in sacreBLEU's form, as sacreBLEU (\"Only one metric can "
+                     "be used in sentence-level mode\"); nmt's form (-r REF HYP) scores several");
   std::vector<std::string> ref_paths = o.refs;
   std::vector<std::string> system_paths = o.inputs;
   if (nmt_form && o.inputs.empty()) system_paths = o.positionals;

@@ -1,7 +1,10 @@
 // `nmt serve`: translation over HTTP/1.1 with a JSON API. The HTTP side is cpp-httplib
 // (Debian's libcpp-httplib-dev; the README says why), the JSON side lib/nmt/serve/api.h, and
 // concurrent requests share decoding batches through lib/nmt/serve/batcher.h: handler threads
-// queue sentences and wait, one decoding thread owns the models.
+// queue sentences and wait, and --workers decoding threads search them. The workers share the
+// loaded models read-only: loaded in evaluation mode and never switched (decode/search.cc's
+// EvalModeGuard only reads the mode then), with every per-request choice (search options,
+// which attention is recorded) in the request's decoding options and decoder state.
 #include <fcntl.h>
 #include <malloc.h>
 #include <sys/resource.h>
@@ -36,6 +39,7 @@
 #include "nmt/text/unicode.h"
 #include "nmt/tensor/threads.h"
 #include "nmt/util/error.h"
+#include "nmt/version.h"
 #include "nmt/util/io.h"
 
 namespace nmt::cli {
@@ -215,7 +219,7 @@ struct ServerContext {
   std::string api_key;
   serve::ApiDefaults defaults;
   serve::ApiLimits limits;
-  std::string version = fmt::format("nmt 0.1.0 (LibTorch {})", TORCH_VERSION);
+  std::string version = fmt::format("nmt {} (LibTorch {})", kVersion, TORCH_VERSION);
   std::atomic<size_t> requests{0};
   int listen_fd = -1;
 };

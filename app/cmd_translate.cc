@@ -97,13 +97,12 @@ decode::Translator load_translator(const DecodeArgs& a) {
   return decode::Translator(std::move(models));
 }
 
-// Which cross-attention each Transformer of the translator reports (a GRU has one).
-void choose_attention(decode::Translator& translator, int64_t layer, int64_t head, const char* layer_flag,
-                      const char* head_flag) {
-  for (const auto& m : translator.members()) {
-    check_attention_choice(m.model_config, layer, head, layer_flag, head_flag);
-    if (auto* transformer = dynamic_cast<models::TransformerImpl*>(m.model.get())) transformer->set_alignment(layer, head);
-  }
+// Which cross-attention the Transformers of the translator report (a GRU has one), checked
+// against each member; the choice travels with the decoding options, not on the models.
+models::AlignmentChoice attention_choice(const decode::Translator& translator, int64_t layer, int64_t head,
+                                         const char* layer_flag, const char* head_flag) {
+  for (const auto& m : translator.members()) check_attention_choice(m.model_config, layer, head, layer_flag, head_flag);
+  return {layer, head};
 }
 
 // ", int8 kernel K" when a model decodes in int8 (K: nmt::quant::kernel_name()), else "".
@@ -350,10 +349,10 @@ void add_translate_command(CLI::App& app) {
     }
     set_threads(a->threads);
     decode::Translator translator = load_translator(*a);
-    choose_attention(translator, *layer, *head, "--attention-layer", "--attention-head");
     const auto strategy = make_strategy(*a);
     auto d = decode_options(*a);
     d.record_attention = wants_attention;
+    d.alignment = attention_choice(translator, *layer, *head, "--attention-layer", "--attention-head");
     OutputFile out(output->empty() ? "-" : *output);
     std::optional<OutputFile> attention_file;
     if (!attention->empty()) attention_file.emplace(*attention);
@@ -443,6 +442,18 @@ void add_translate_command(CLI::App& app) {
   });
 }
 
+// Appends one evaluation to MODEL/evals.jsonl (nmt report reads it). A model directory this
+// user cannot write (a shared, read-only model) only warns, as --record's help says; any other
+// failure (a full disk) is an error, and never leaves half a line in the file.
+void record_eval(const std::string& model_dir, const nlohmann::json& record, bool quiet) {
+  const std::string path = (std::filesystem::path(model_dir) / "evals.jsonl").string();
+  if (::access(model_dir.c_str(), W_OK) != 0 && ::access(path.c_str(), W_OK) != 0) {
+    if (!quiet) std::fprintf(stderr, "warning: %s: not writable, the scores are not recorded\n", path.c_str());
+    return;
+  }
+  AppendFile(path).append_line(record.dump());
+}
+
 void add_eval_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("eval", "Translate a test set and score it with sacreBLEU's BLEU and chrF");
   auto a = std::make_shared<DecodeArgs>();
@@ -493,21 +504,6 @@ void add_eval_command(CLI::App& app) {
     for (auto& h : hyps) h = std::string(text::python_rstrip(h));
     auto bleu = metrics::BleuScorer().corpus_score(hyps, ref_streams);
     auto chrf = metrics::ChrfScorer().corpus_score(hyps, ref_streams);
-    // An ensemble's scores belong to no one model directory: not recorded.
-    if (*record && a->model_dirs.size() == 1) {
-      // The test set's name: the source file without its language suffix (test_2016_flickr.en).
-      const std::filesystem::path sp(*src);
-      nlohmann::json r = {{"test_set", (sp.has_extension() ? sp.stem() : sp.filename()).string()},
-                          {"source", *src}, {"references", *refs}, {"beam", a->beam.beam},
-                          {"alpha", a->beam.alpha}, {"length_penalty", a->length_penalty},
-                          {"bleu", {{"score", bleu.score}, {"signature", bleu.signature}}},
-                          {"chrf", {{"score", chrf.score}, {"signature", chrf.signature}}},
-                          {"sentences", lines.size()}, {"seconds", secs}};
-      const auto path = std::filesystem::path(a->model_dirs.front()) / "evals.jsonl";
-      std::ofstream f(path, std::ios::app | std::ios::binary);
-      if (f) f << r.dump() << '\n' << std::flush;
-      if (!f && !a->quiet) std::fprintf(stderr, "warning: %s: cannot append the scores\n", path.string().c_str());
-    }
     if (*json) {
       nlohmann::json j = {{"bleu", {{"score", bleu.score}, {"precisions", bleu.precisions}, {"bp", bleu.bp},
                                     {"sys_len", bleu.sys_len}, {"ref_len", bleu.ref_len}, {"signature", bleu.signature}}},
@@ -519,6 +515,19 @@ void add_eval_command(CLI::App& app) {
       if (!a->quiet)
         std::fprintf(stderr, "%zu sentences in %.2fs (%.1f sentences/s)%s\n", lines.size(), secs,
                      lines.size() / std::max(secs, 1e-9), int8_note(translator).c_str());
+    }
+    std::cout << std::flush;  // the scores are out before anything can go wrong recording them
+    // An ensemble's scores belong to no one model directory: not recorded.
+    if (*record && a->model_dirs.size() == 1) {
+      // The test set's name: the source file without its language suffix (test_2016_flickr.en).
+      const std::filesystem::path sp(*src);
+      nlohmann::json r = {{"test_set", (sp.has_extension() ? sp.stem() : sp.filename()).string()},
+                          {"source", *src}, {"references", *refs}, {"beam", a->beam.beam},
+                          {"alpha", a->beam.alpha}, {"length_penalty", a->length_penalty},
+                          {"bleu", {{"score", bleu.score}, {"signature", bleu.signature}}},
+                          {"chrf", {{"score", chrf.score}, {"signature", chrf.signature}}},
+                          {"sentences", lines.size()}, {"seconds", secs}};
+      record_eval(a->model_dirs.front(), r, a->quiet);
     }
   });
 }
@@ -542,9 +551,9 @@ void add_attention_command(CLI::App& app) {
     if (!text::is_valid_utf8(*sentence)) throw UsageError("the sentence is not valid UTF-8");
     set_threads(a->threads);
     decode::Translator translator = load_translator(*a);
-    choose_attention(translator, *layer, *head, "--layer", "--head");
     auto d = decode_options(*a);
     d.record_attention = true;
+    d.alignment = attention_choice(translator, *layer, *head, "--layer", "--head");
     auto best = std::move(translator.translate({*sentence}, d, *make_strategy(*a)).front().front());
     std::cout << best.text << '\n';
     if (best.hypothesis.attention.empty()) throw UsageError("the sentence is empty: nothing to draw");

@@ -11,6 +11,7 @@
 #include "config_file.h"
 #include "nmt/util/blas.h"
 #include "nmt/util/error.h"
+#include "nmt/version.h"
 #include "nmt/util/io.h"
 
 int main(int argc, char** argv) {
@@ -26,7 +27,7 @@ int main(int argc, char** argv) {
   // A misspelt key in a --config file is an error, not silently ignored.
   app.allow_config_extras(CLI::config_extras_mode::error);
   // Which LibTorch and fmt this binary was built with: a bug report needs both.
-  app.set_version_flag("--version", fmt::format("nmt 0.1.0 (LibTorch {}, fmt {}.{}.{}, C++{})", TORCH_VERSION,
+  app.set_version_flag("--version", fmt::format("nmt {} (LibTorch {}, fmt {}.{}.{}, C++{})", nmt::kVersion, TORCH_VERSION,
                                                 FMT_VERSION / 10000, FMT_VERSION / 100 % 100, FMT_VERSION % 100,
                                                 __cplusplus / 100 % 100));
   nmt::cli::add_bleu_command(app);

@@ -52,12 +52,16 @@ TEST(BatchPlan, EveryExampleOncePerEpochWithinBudget) {
     const auto batches = plan_batches(lengths, o, epoch);
     expect_each_once(batches, lengths.size());
     for (const auto& b : batches) {
-      if (b.size() > 1) EXPECT_LE(nmt::data::batch_cost(lengths, b), o.max_tokens);
+      if (b.size() > 1) {
+        EXPECT_LE(nmt::data::batch_cost(lengths, b), o.max_tokens);
+      }
       // Both padded tensors fit the budget.
       size_t ms = 0, mt = 0;
       for (size_t i : b) ms = std::max(ms, lengths[i].src), mt = std::max(mt, lengths[i].tgt);
-      if (b.size() > 1) EXPECT_LE(b.size() * ms, o.max_tokens);
-      if (b.size() > 1) EXPECT_LE(b.size() * mt, o.max_tokens);
+      if (b.size() > 1) {
+        EXPECT_LE(b.size() * ms, o.max_tokens);
+        EXPECT_LE(b.size() * mt, o.max_tokens);
+      }
     }
   }
 }
@@ -69,8 +73,9 @@ TEST(BatchPlan, OverlongExampleGetsItsOwnBatch) {
   const auto batches = plan_batches(lengths, o, 0);
   expect_each_once(batches, lengths.size());
   for (const auto& b : batches)
-    if (std::find(b.begin(), b.end(), size_t{1}) != b.end() || std::find(b.begin(), b.end(), size_t{3}) != b.end())
+    if (std::find(b.begin(), b.end(), size_t{1}) != b.end() || std::find(b.begin(), b.end(), size_t{3}) != b.end()) {
       EXPECT_EQ(b.size(), 1u);
+    }
 }
 
 TEST(BatchPlan, MaxSentences) {

@@ -261,6 +261,17 @@ TEST_F(CliBleu, SacreBleuOptionsNmtCannotHonourAreRefusedInOneLine) {
     EXPECT_EQ(r.err.find("unknown", 0), std::string::npos) << option << ": " << r.err;
   }
   EXPECT_EQ(nmt("-V").out, "nmt bleu (sacreBLEU 2.6.0's metrics and command line)\n");  // sacreBLEU's -V
+  // Sentence level with several metrics: sacreBLEU's form refuses it as sacreBLEU does, nmt's
+  // form (-r REF) prints one line per sentence and metric.
+  const std::string a = tmp_.file("a.txt");
+  const CommandResult several = nmt(a + " -i " + a + " -sl -m bleu chrf");
+  EXPECT_EQ(several.exit_code, 2);
+  EXPECT_EQ(several.out, "");
+  EXPECT_NE(several.err.find("Only one metric can be used in sentence-level mode"), std::string::npos) << several.err;
+  EXPECT_EQ(std::count(several.err.begin(), several.err.end(), '\n'), 1) << several.err;
+  const CommandResult own = nmt("-r " + a + " " + a + " -sl -m bleu,chrf");
+  EXPECT_EQ(own.exit_code, 0) << own.err;
+  EXPECT_EQ(std::count(own.out.begin(), own.out.end(), '\n'), 2) << own.out;
 }
 
 // Every run of tests/score-vectors through the binary, with sacreBLEU's own command line

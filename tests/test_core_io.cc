@@ -7,6 +7,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -119,6 +122,93 @@ TEST(OutputFile, AFileSizeLimitIsAWriteErrorAndLeavesNothing) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
   EXPECT_EQ(slurp(f), "old");
   EXPECT_EQ(entries(dir.path()), 1u);
+}
+
+// The process umask as the kernel reports it, read without changing it (umask(2) cannot).
+int current_umask() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  while (status >> key)
+    if (key == "Umask:") {
+      std::string octal;
+      status >> octal;
+      return std::stoi(octal, nullptr, 8);
+    }
+  return -1;
+}
+
+TEST(OutputFile, NewFilesFollowTheUmaskWhichStaysUnchangedMeanwhile) {
+  // Another thread (serve's workers, the trainer's) may create a file at any moment: the
+  // process umask must never be changed, even for an instant, to find the new file's mode.
+  TempDir dir;
+  const mode_t old_mask = ::umask(027);
+  if (current_umask() != 027) GTEST_SKIP() << "no Umask line in /proc/self/status";
+  std::atomic<bool> done{false}, saw_other{false};
+  std::thread watcher([&] {
+    while (!done)
+      if (current_umask() != 027) saw_other = true;
+  });
+  for (int i = 0; i < 3000 && !saw_other; ++i) nmt::write_file_atomic(dir.file("f" + std::to_string(i % 8)), "x");
+  done = true;
+  watcher.join();
+  struct stat st {};
+  ASSERT_EQ(::stat(dir.file("f0").c_str(), &st), 0);
+  ::umask(old_mask);
+  EXPECT_FALSE(saw_other) << "the umask changed while OutputFile created files";
+  EXPECT_EQ(st.st_mode & 0777, 0640u);
+  EXPECT_EQ(entries(dir.path()), 8u);  // no temporary file left
+}
+
+TEST(OutputFile, AnEarlierFailedWriteToStdoutIsNotReportedWithAStaleReason) {
+  // After a failed write, fflush succeeds with ferror(stdout) set and errno from anything
+  // else: the message must not name that (here "No such file or directory").
+  EXPECT_EXIT(
+      {
+        if (!std::freopen("/dev/full", "w", stdout)) std::_Exit(4);
+        std::fputs("lost", stdout);
+        std::fflush(stdout);  // ENOSPC; the error flag stays set
+        errno = ENOENT;
+        try {
+          OutputFile out("-");
+          out.write("more");
+          out.commit();
+        } catch (const RuntimeError& e) {
+          std::fprintf(stderr, "%s\n", e.what());
+          std::_Exit(3);
+        }
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(3), "^stdout: cannot write[^\n]*(No space left|Input/output error)");
+}
+
+TEST(AppendFile, AppendsWholeLinesAndTakesBackOneThatDoesNotFit) {
+  TempDir dir;
+  const std::string f = dir.file("evals.jsonl");
+  {
+    nmt::AppendFile log(f);
+    log.append_line("{\"a\":1}");
+  }
+  nmt::AppendFile(f).append_line("{\"b\":2}");
+  EXPECT_EQ(slurp(f), "{\"a\":1}\n{\"b\":2}\n");
+  // In a child: a file size limit that cuts the third line in the middle.
+  const pid_t pid = fork();
+  if (pid == 0) {
+    ::signal(SIGXFSZ, SIG_IGN);
+    struct rlimit limit {24, 24};
+    ::setrlimit(RLIMIT_FSIZE, &limit);
+    try {
+      nmt::AppendFile(f).append_line("{\"c\":\"longer than what fits\"}");
+      _exit(2);
+    } catch (const RuntimeError& e) {
+      _exit(std::string(e.what()).find(f + ": cannot append: File too large") == 0 ? 0 : 3);
+    }
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  EXPECT_EQ(slurp(f), "{\"a\":1}\n{\"b\":2}\n");  // not half a record
+  expect_error<RuntimeError>([&] { nmt::AppendFile(dir.file("no/such/dir/x.jsonl")); },
+                             {"x.jsonl", "cannot open for appending", "No such file"});
 }
 
 TEST(ReadSmallFile, RefusesFifosDirectoriesAndLargeFiles) {

@@ -47,7 +47,7 @@ std::vector<std::string> texts(const std::vector<Nbest>& r) {
 
 TEST(ServeBatcher, ConcurrentRequestsShareOneBatchAndEachGetsItsOwnAnswers) {
   RecordingDecoder d;
-  Batcher b(d.function(), {64, 300ms, {}});
+  Batcher b(d.function(), {64, 300ms, {}, {}});
   const DecodeKey key{"m", 1, 1};
   std::vector<std::future<std::vector<Nbest>>> futures;
   for (int i = 0; i < 8; ++i) futures.push_back(b.submit(key, {"s" + std::to_string(i)}));
@@ -60,7 +60,7 @@ TEST(ServeBatcher, ConcurrentRequestsShareOneBatchAndEachGetsItsOwnAnswers) {
 
 TEST(ServeBatcher, AFullBatchIsDecodedWithoutWaitingAndLargeRequestsAreSplitInOrder) {
   RecordingDecoder d;
-  Batcher b(d.function(), {4, 10s, {}});  // the wait would time the test out if a full batch waited
+  Batcher b(d.function(), {4, 10s, {}, {}});  // the wait would time the test out if a full batch waited
   auto f = b.submit({"m", 1, 1}, {"a", "b", "c", "d", "e", "f", "g", "h"});
   ASSERT_EQ(f.wait_for(5s), std::future_status::ready);
   EXPECT_EQ(texts(f.get()), (std::vector<std::string>{"m:a#0", "m:b#0", "m:c#0", "m:d#0", "m:e#0", "m:f#0", "m:g#0", "m:h#0"}));
@@ -70,7 +70,7 @@ TEST(ServeBatcher, AFullBatchIsDecodedWithoutWaitingAndLargeRequestsAreSplitInOr
 
 TEST(ServeBatcher, ALoneSentenceWaitsNoLongerThanTheWindow) {
   RecordingDecoder d;
-  Batcher b(d.function(), {64, 20ms, {}});
+  Batcher b(d.function(), {64, 20ms, {}, {}});
   const auto start = std::chrono::steady_clock::now();
   EXPECT_EQ(texts(b.submit({"m", 1, 1}, {"x"}).get()), std::vector<std::string>{"m:x#0"});
   EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
@@ -87,7 +87,7 @@ TEST(ServeBatcher, ClientsComingBackAfterTheirAnswerJoinTheNextBatch) {
     sizes.push_back(lines.size());
     return std::vector<Nbest>(lines.size(), Nbest{{"x", 0}});
   };
-  Batcher b(slow, {64, 20ms, {}});  // a window shorter than a batch: the second group is overdue when it ends
+  Batcher b(slow, {64, 20ms, {}, {}});  // a window shorter than a batch: the second group is overdue when it ends
   auto client = [&](std::chrono::milliseconds start) {
     std::this_thread::sleep_for(start);
     for (int i = 0; i < 6; ++i) {
@@ -106,7 +106,7 @@ TEST(ServeBatcher, ClientsComingBackAfterTheirAnswerJoinTheNextBatch) {
 
 TEST(ServeBatcher, AClientSendingAgainAfterItsAnswerDoesNotWaitOutTheWindow) {
   RecordingDecoder d;
-  Batcher b(d.function(), {64, 2s, {}});
+  Batcher b(d.function(), {64, 2s, {}, {}});
   b.submit({"m", 1, 1}, {"first"}).get();  // alone: waits the 2 s window for company
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < 3; ++i) b.submit({"m", 1, 1}, {"again"}).get();  // the one client answered is back
@@ -115,7 +115,7 @@ TEST(ServeBatcher, AClientSendingAgainAfterItsAnswerDoesNotWaitOutTheWindow) {
 
 TEST(ServeBatcher, DifferentModelsOrBeamsNeverShareABatch) {
   RecordingDecoder d;
-  Batcher b(d.function(), {64, 200ms, {}});
+  Batcher b(d.function(), {64, 200ms, {}, {}});
   auto f1 = b.submit({"a", 1, 1}, {"x"});
   auto f2 = b.submit({"b", 1, 1}, {"x"});
   auto f3 = b.submit({"a", 4, 2}, {"x"});
@@ -135,7 +135,7 @@ TEST(ServeBatcher, DifferentModelsOrBeamsNeverShareABatch) {
 
 TEST(ServeBatcher, ADecodingErrorReachesTheRequestsOfItsBatchOnly) {
   RecordingDecoder d;
-  Batcher b(d.function(), {64, 100ms, {}});
+  Batcher b(d.function(), {64, 100ms, {}, {}});
   auto bad = b.submit({"m", 1, 1}, {"ok", "fail"});
   auto also_in_batch = b.submit({"m", 1, 1}, {"ok"});
   EXPECT_THROW(bad.get(), std::runtime_error);
@@ -145,7 +145,7 @@ TEST(ServeBatcher, ADecodingErrorReachesTheRequestsOfItsBatchOnly) {
 
 TEST(ServeBatcher, StopAnswersWhatIsQueuedThenRefusesNewRequests) {
   RecordingDecoder d;
-  Batcher b(d.function(), {64, 10s, {}});
+  Batcher b(d.function(), {64, 10s, {}, {}});
   auto queued = b.submit({"m", 1, 1}, {"x"});
   b.stop();  // must not wait out the 10 s window
   ASSERT_EQ(queued.wait_for(0s), std::future_status::ready);
@@ -155,7 +155,7 @@ TEST(ServeBatcher, StopAnswersWhatIsQueuedThenRefusesNewRequests) {
 
 TEST(ServeBatcher, AnEmptyRequestIsAnsweredAtOnce) {
   RecordingDecoder d;
-  Batcher b(d.function(), {64, 10s, {}});
+  Batcher b(d.function(), {64, 10s, {}, {}});
   auto f = b.submit({"m", 1, 1}, {});
   ASSERT_EQ(f.wait_for(0s), std::future_status::ready);
   EXPECT_TRUE(f.get().empty());

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <set>
 #include <sstream>
+#include <string>
+#include <thread>
 
 #include "nmt/decode/beam.h"
 #include "nmt/decode/forced.h"
@@ -370,6 +372,45 @@ TEST(Ensemble, TransformerAndGruMixStepByStep) {
     ASSERT_EQ(results.size(), sources().size());
     for (const auto& r : results) EXPECT_FALSE(r.empty());
   }
+}
+
+// --- one model, several decoding threads (nmt serve --workers) ------------------------------
+
+TEST_P(SearchTest, ThreadsSearchingOneModelEachGetTheirOwnAttentionChoice) {
+  auto model = random_model(GetParam());
+  const auto src = sources();
+  const std::vector<AlignmentChoice> choices = {{-1, -1}, {0, 0}, {1, 1}, {0, -1}};
+  auto search_with = [&](const AlignmentChoice& choice) {
+    auto d = short_outputs();
+    d.record_attention = true;
+    d.alignment = choice;
+    return decode::search(*model, src, d, decode::BeamSearch(beam_of(3)));
+  };
+  std::vector<std::vector<decode::SearchResult>> alone, together(choices.size());
+  for (const auto& c : choices) alone.push_back(search_with(c));
+  if (GetParam() == std::string("transformer"))  // a GRU has one attention: the choice changes nothing
+    EXPECT_NE(alone[0][0].front().attention, alone[1][0].front().attention) << "the choice is not applied";
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < choices.size(); ++t)
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 3; ++round) together[t] = search_with(choices[t]);
+    });
+  for (auto& t : threads) t.join();
+  for (size_t t = 0; t < choices.size(); ++t)
+    for (size_t i = 0; i < src.size(); ++i) {
+      EXPECT_EQ(together[t][i].front().tokens, alone[t][i].front().tokens) << "thread " << t << " sentence " << i;
+      EXPECT_EQ(together[t][i].front().attention, alone[t][i].front().attention) << "thread " << t << " sentence " << i;
+    }
+  EXPECT_FALSE(model->is_training());
+}
+
+TEST_P(SearchTest, AModelInTrainingModeIsSearchedInEvalModeAndGivenBackInTrainingMode) {
+  auto model = random_model(GetParam());
+  const auto expected = decode::search(*model, sources(), short_outputs(), decode::GreedySearch());
+  model->train();
+  const auto got = decode::search(*model, sources(), short_outputs(), decode::GreedySearch());
+  EXPECT_TRUE(model->is_training());
+  for (size_t i = 0; i < expected.size(); ++i) EXPECT_EQ(got[i].front().tokens, expected[i].front().tokens);
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, SearchTest, ::testing::Values("transformer", "gru"));

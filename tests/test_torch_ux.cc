@@ -3,6 +3,7 @@
 // interactive translator driven through a pseudo-terminal.
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "nmt/version.h"
 #include "test_support.h"
 
 using nmt::test::fixture;
@@ -215,6 +217,37 @@ TEST_F(Ux, EvalKeepsResultsAndReportShowsThemInABrowser) {
   ASSERT_TRUE(png_content(slurp(t.file("shot.png")), differing, colours, total)) << "not a PNG screenshot";
   EXPECT_GT(differing, total / 50) << "the page rendered (almost) blank";
   EXPECT_GT(colours, 20u) << "too few colours for text, tables, curves and heatmaps";
+}
+
+TEST_F(Ux, EvalThatCannotRecordPrintsItsScoresAndFailsWithoutHalfARecord) {
+  // evals.jsonl on a full disk (/dev/full): the scores still reach stdout, the failure is an
+  // error naming the file (exit 1), not a warning and exit 0.
+  nmt::test::TempDir t;
+  const std::string model = t.file("model");
+  std::filesystem::copy(model_, model, std::filesystem::copy_options::recursive);
+  std::filesystem::remove(model + "/evals.jsonl");
+  std::filesystem::create_symlink("/dev/full", model + "/evals.jsonl");
+  auto e = run_command(nmt_binary() + " eval -m " + model + " --src " + fixture("tiny.en") + " --ref " + fixture("tiny.fr"));
+  EXPECT_EQ(e.exit_code, 1) << e.err;
+  EXPECT_NE(e.out.find("BLEU|"), std::string::npos) << e.out;
+  EXPECT_NE(e.err.find("evals.jsonl: cannot append: No space left on device"), std::string::npos) << e.err;
+}
+
+TEST_F(Ux, AModelOfANewerFormatIsRefusedInOneLine) {
+  nmt::test::TempDir t;
+  const std::string model = t.file("model");
+  std::filesystem::copy(model_, model, std::filesystem::copy_options::recursive);
+  auto config = nlohmann::json::parse(slurp(model + "/config.json"));
+  EXPECT_EQ(config["format"], 1);
+  EXPECT_EQ(config["nmt_version"], nmt::kVersion);  // from CMakeLists.txt's project(VERSION)
+  config["format"] = 2;
+  config["nmt_version"] = "9.0.0";
+  nmt::test::write_bytes(model + "/config.json", config.dump());
+  auto r = run_command("echo hello | " + nmt_binary() + " translate -m " + model);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find(model + "/config.json: model format 2 is newer than this nmt"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("written by nmt 9.0.0"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
 TEST_F(Ux, InteractiveTranslatorOnAPseudoTerminal) {

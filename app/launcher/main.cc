@@ -15,6 +15,7 @@
 
 #include "../commands.h"
 #include "../run_app.h"
+#include "nmt/version.h"
 
 namespace {
 
@@ -33,12 +34,13 @@ std::string full_binary_path() {
 int refuse_without_libtorch(int argc, char** argv) {
   const std::string what = argc >= 2 ? argv[1] : "";
   if (what == "--version") {
-    std::printf("nmt 0.1.0 (scorer only, NMT_LIBTORCH=none: no LibTorch)\n");
+    std::printf("nmt %s (scorer only, NMT_LIBTORCH=none: no LibTorch)\n", nmt::kVersion);
     return 0;
   }
   if (what.empty() || what == "-h" || what == "--help") {
-    std::printf("nmt 0.1.0, scorer-only build (NMT_LIBTORCH=none)\nUsage: nmt bleu [OPTIONS] ...\n"
-                "Subcommands:\n  bleu  sacreBLEU 2.6.0's BLEU, chrF and TER (nmt bleu --help)\n");
+    std::printf("nmt %s, scorer-only build (NMT_LIBTORCH=none)\nUsage: nmt bleu [OPTIONS] ...\n"
+                "Subcommands:\n  bleu  sacreBLEU 2.6.0's BLEU, chrF and TER (nmt bleu --help)\n",
+                nmt::kVersion);
     return what.empty() ? 2 : 0;
   }
   std::fprintf(stderr,

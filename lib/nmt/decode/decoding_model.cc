@@ -39,6 +39,7 @@ torch::Tensor Ensemble::step(const torch::Tensor& prev_tokens, models::DecoderSt
   auto& members = state.members();
   for (size_t i = 0; i < members_.size(); ++i) {
     members[i].record_attention = state.record_attention;
+    members[i].alignment = state.alignment;
     auto log_probs = torch::log_softmax(members_[i]->step(prev_tokens, members[i]).to(torch::kFloat), -1);
     sum = sum.defined() ? sum.add_(log_probs) : log_probs;
     if (state.record_attention) attention = attention.defined() ? attention.add_(members[i].attention) : members[i].attention.clone();

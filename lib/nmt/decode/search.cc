@@ -50,6 +50,7 @@ SearchBatch start_batch(DecodingModel& model, const std::vector<Ids>& sources, c
   Batch batch = to_device(make_source_batch(rows, options.max_source_len), device);
   SearchBatch out{model, model.start(batch.src, batch.src_mask), device, ids, {}, {}, {}};
   out.state.record_attention = options.record_attention;
+  out.state.alignment = options.alignment;
   const int64_t longest_output = model.max_target_len();
   for (size_t b = 0; b < ids.size(); ++b) {
     const int64_t src_len = static_cast<int64_t>(std::min<size_t>(rows[b]->size(), options.max_source_len - 1));
@@ -63,23 +64,26 @@ SearchBatch start_batch(DecodingModel& model, const std::vector<Ids>& sources, c
   return out;
 }
 
-// Evaluation mode for the search, the previous mode restored after it.
+// Evaluation mode for the search, the previous mode restored after it. A model already in
+// evaluation mode (load_model leaves it so) is only read: serve's workers search one shared
+// model at the same time, and Module::eval() writes every submodule's training flag. Only a
+// model in training mode, which its one owner searches (the trainer's validation, tests), is
+// switched and switched back.
 class EvalModeGuard {
  public:
-  explicit EvalModeGuard(DecodingModel& model) : models_(model.models()) {
-    for (auto* m : models_) {
-      was_training_.push_back(m->is_training());
-      m->eval();
-    }
+  explicit EvalModeGuard(DecodingModel& model) {
+    for (auto* m : model.models())
+      if (m->is_training()) {
+        m->eval();
+        switched_.push_back(m);
+      }
   }
   ~EvalModeGuard() {
-    for (size_t i = 0; i < models_.size(); ++i)
-      if (was_training_[i]) models_[i]->train();
+    for (auto* m : switched_) m->train();
   }
 
  private:
-  std::vector<models::Seq2SeqModelImpl*> models_;
-  std::vector<bool> was_training_;
+  std::vector<models::Seq2SeqModelImpl*> switched_;
 };
 
 }  // namespace

@@ -19,6 +19,9 @@ struct DecodeOptions {
   int64_t max_len_b = 10;
   int64_t max_source_len = 1022;  // longer sources are truncated (counted by the caller)
   bool record_attention = false;  // Hypothesis::attention, from every strategy
+  // Which attention is recorded: a Transformer's decoder layer and head, as fairseq's
+  // --alignment-layer/--alignment-heads (-1: the last layer, the mean of the heads).
+  models::AlignmentChoice alignment;
   bool return_token_log_probs = false;  // Hypothesis::token_log_probs
   // Called after each batch with the number of sentences it finished (progress displays).
   std::function<void(size_t)> on_batch_done;

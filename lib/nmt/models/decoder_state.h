@@ -12,6 +12,14 @@
 
 namespace nmt::models {
 
+// Which cross-attention a Transformer reports as its alignment: a choice of the request (the
+// decoding options), carried by the state, never a setting of the model, which several
+// decoding threads share read-only.
+struct AlignmentChoice {
+  int64_t layer = -1;  // decoder layer, -1 = the last
+  int64_t head = -1;   // head, -1 = the mean of the heads
+};
+
 class DecoderState {
  public:
   // How an entry follows the rows when sentences finish or beams are reordered.
@@ -50,9 +58,10 @@ class DecoderState {
   int64_t position = 0;  // number of target tokens already fed
 
   // Attention of the last step over the source tokens, [rows, src_len], each row summing to
-  // 1: filled by `step` only when record_attention is set. Which attention a model reports
-  // (a Transformer's layer and head) is the model's own setting, not the state's.
+  // 1: filled by `step` only when record_attention is set; a Transformer reports the layer and
+  // head `alignment` names (out-of-range values clamped), a GRU its one attention.
   bool record_attention = false;
+  AlignmentChoice alignment;
   torch::Tensor attention;
 
  private:

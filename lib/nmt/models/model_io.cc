@@ -8,6 +8,7 @@
 
 #include "nmt/models/quantize.h"
 #include "nmt/util/error.h"
+#include "nmt/version.h"
 #include "nmt/util/io.h"
 #include "nmt/util/json_read.h"
 
@@ -139,11 +140,31 @@ text::SubwordPair load_subwords(const std::string& dir, const ModelConfig& confi
   return pair;
 }
 
+nlohmann::json model_directory_config(const nlohmann::json& model, const nlohmann::json& train) {
+  return {{"format", kModelFormat}, {"nmt_version", kVersion}, {"model", model}, {"train", train}};
+}
+
+namespace {
+// config.json's "format": 1 (or absent, as nothing else was ever written), else refused.
+void check_model_format(const nlohmann::json& config, const std::string& config_path) {
+  if (!config.contains("format")) return;
+  const auto& format = config["format"];
+  if (!format.is_number_integer() || format.get<long long>() < 1)
+    throw RuntimeError(fmt::format("{}: \"format\" must be a positive integer, not {}", config_path, format.dump()));
+  if (format.get<long long>() > kModelFormat)
+    throw RuntimeError(fmt::format("{}: model format {} is newer than this nmt ({}) reads ({}): written by nmt {}; "
+                                   "upgrade nmt to load it",
+                                   config_path, format.get<long long>(), kVersion, kModelFormat,
+                                   config.value("nmt_version", std::string("?"))));
+}
+}  // namespace
+
 LoadedModel load_model(const std::string& dir, const std::string& weights) {
   if (!fs::is_directory(dir)) throw RuntimeError(fmt::format("{}: not a model directory", dir));
   LoadedModel m;
   const std::string config_path = (fs::path(dir) / kConfigFile).string();
   m.config = json_read::parse(read_small_file(config_path, kMaxJsonBytes), config_path);
+  check_model_format(m.config, config_path);
   try {
     m.model_config = ModelConfig::from_json(json_read::object(m.config, "model"));
   } catch (const RuntimeError& e) {

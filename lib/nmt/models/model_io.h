@@ -23,6 +23,13 @@ inline constexpr const char* kSubwordFile = "spm.model";
 inline constexpr const char* kSourceSubwordFile = "spm.src.model";
 inline constexpr const char* kWeightsFile = "model.pt";
 
+// The version of the model directory's layout that config.json's "format" names. A directory
+// of a newer format is refused by load_model (a newer nmt wrote it), never read half-right.
+inline constexpr int kModelFormat = 1;
+
+// config.json's content: {"format": kModelFormat, "nmt_version": kVersion, "model": ..., "train": ...}.
+nlohmann::json model_directory_config(const nlohmann::json& model, const nlohmann::json& train);
+
 // Serialises an archive in memory, then writes it with write_file_atomic (checked writes,
 // temp file + fsync + rename). LibTorch's own file writer finishes the zip in its destructor
 // and throws from there when the disk is full, which ends the process (std::terminate).

@@ -423,7 +423,7 @@ torch::Tensor TransformerImpl::step(const torch::Tensor& prev_tokens, DecoderSta
     layers[i].self_steps = std::move(state.history(names.self_projections));  // moved in and back: no copies
   }
   auto hidden = decoder_->step(prev_tokens, state.position, layers, state.at("source_mask"),
-                               state.record_attention ? &state.attention : nullptr, alignment_);
+                               state.record_attention ? &state.attention : nullptr, state.alignment);
   for (int64_t i = 0; i < n; ++i)
     state.history(entry_names_[static_cast<size_t>(i)].self_projections) = std::move(layers[i].self_steps);
   TORCH_CHECK(state.history(entry_names_[0].self_projections).size() == static_cast<size_t>(state.position + 1),

@@ -197,12 +197,6 @@ class EncoderImpl : public torch::nn::Module {
 };
 TORCH_MODULE(Encoder);
 
-// Which cross-attention a Transformer reports as its alignment.
-struct AlignmentChoice {
-  int64_t layer = -1;  // decoder layer, -1 = the last
-  int64_t head = -1;   // head, -1 = the mean of the heads
-};
-
 class DecoderImpl : public torch::nn::Module {
  public:
   DecoderImpl(const ModelConfig& config, Embeddings embeddings);
@@ -237,11 +231,6 @@ class TransformerImpl : public Seq2SeqModelImpl {
   const ModelConfig& config() const override { return config_; }
   void quantize_tied_output() override;
 
-  // Which cross-attention a step reports as the alignment when the state records attention:
-  // decoder layer `layer` (-1: the last) and head `head` (-1: the mean of the heads), as
-  // fairseq's --alignment-layer/--alignment-heads. Out-of-range values are clamped.
-  void set_alignment(int64_t layer, int64_t head) { alignment_ = {layer, head}; }
-
   // Additive mask [B,1,1,S] (0 on real tokens, -1e9 on padding) from a bool [B,S] mask.
   static torch::Tensor additive_mask(const torch::Tensor& src_mask);
 
@@ -253,7 +242,6 @@ class TransformerImpl : public Seq2SeqModelImpl {
   Decoder decoder_{nullptr};
   QuantizableLinear output_{nullptr};  // only when the output is not tied
   QuantizableLinear tied_output_{nullptr};  // the int8 copy of a tied output (not registered)
-  AlignmentChoice alignment_;
   struct LayerEntryNames {
     std::string cross_keys, cross_values, self_projections;
   };

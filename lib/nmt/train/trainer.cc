@@ -302,28 +302,15 @@ void load_optimizer_bytes(torch::optim::Optimizer& optimizer, const std::string&
 }
 
 // OUT/metrics.jsonl, appended to line by line; every write checked (a full disk stops the run
-// with an error naming the file instead of losing its records silently).
+// with an error naming the file instead of losing its records silently), and a line cut short
+// taken back (AppendFile), so a resumed run appends after whole records.
 class MetricsLog {
  public:
-  explicit MetricsLog(const fs::path& path) : path_(path.string()) {
-    file_ = std::fopen(path_.c_str(), "ab");
-    if (!file_) throw RuntimeError(fmt::format("{}: cannot open for appending: {}", path_, std::strerror(errno)));
-  }
-  ~MetricsLog() {
-    if (file_) std::fclose(file_);
-  }
-  MetricsLog(const MetricsLog&) = delete;
-  MetricsLog& operator=(const MetricsLog&) = delete;
-  void write(const nlohmann::json& j) {
-    const std::string line = j.dump() + "\n";
-    errno = 0;
-    if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0)
-      throw RuntimeError(fmt::format("{}: cannot write: {}", path_, std::strerror(errno ? errno : EIO)));
-  }
+  explicit MetricsLog(const fs::path& path) : file_(path.string()) {}
+  void write(const nlohmann::json& j) { file_.append_line(j.dump()); }
 
  private:
-  std::string path_;
-  std::FILE* file_ = nullptr;
+  AppendFile file_;
 };
 
 // ---- observers (rank 0 only: the other ranks meanwhile wait at the next update's first
@@ -634,7 +621,7 @@ void Trainer::make_subword_models(const data::ParallelCorpus& train) {
 }
 
 void Trainer::build() {
-  const nlohmann::json config = {{"format", 1}, {"nmt_version", "0.1.0"}, {"model", o_.model.to_json()}, {"train", o_.to_json()}};
+  const nlohmann::json config = models::model_directory_config(o_.model.to_json(), o_.to_json());
   if (is_main_) write_file_atomic((out_ / models::kConfigFile).string(), config.dump(2) + "\n");
 
   model_ = models::make_model(o_.model);

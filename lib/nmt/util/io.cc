@@ -4,10 +4,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <random>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -105,10 +108,28 @@ int write_all(int fd, const char* data, size_t size) {
   return 0;
 }
 
-mode_t new_file_mode() {
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  return 0666 & ~mask;
+// A new temporary file beside `target` ("TARGET.XXXXXX.tmp"), created with mode 0666 so that
+// the kernel applies the umask (and a default ACL) as to any file the user writes. mkstemp's
+// 0600 had to be widened with a mode read by umask(0) + umask(mask): for that moment the
+// process umask was 0, and a file another thread created then (serve, the trainer's workers)
+// was world-writable.
+int create_temporary_beside(const std::string& target, std::string& temp) {
+  static const char kLetters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  static std::atomic<uint64_t> counter{0};
+  std::random_device device;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    uint64_t bits = (static_cast<uint64_t>(device()) << 32) ^ device() ^ (counter++ * 0x9E3779B97F4A7C15ULL);
+    std::string suffix(6, 'x');
+    for (char& c : suffix) {
+      c = kLetters[bits % (sizeof(kLetters) - 1)];
+      bits /= sizeof(kLetters) - 1;
+    }
+    temp = target + "." + suffix + ".tmp";
+    const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0 || errno != EEXIST) return fd;
+  }
+  errno = EEXIST;
+  return -1;
 }
 }  // namespace
 
@@ -128,13 +149,12 @@ OutputFile::OutputFile(const std::string& path) : path_(path) {
     if (fd_ < 0) throw RuntimeError(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
     return;
   }
-  std::string tmpl = target_ + ".XXXXXX.tmp";
-  fd_ = ::mkostemps(tmpl.data(), 4, O_CLOEXEC);
+  std::string temp;
+  fd_ = create_temporary_beside(target_, temp);
   if (fd_ < 0) throw RuntimeError(fmt::format("{}: cannot write: {}", path, std::strerror(errno)));
-  temp_ = tmpl;
-  // mkstemp makes the file 0600; the result should look like any file the user writes (or
-  // keep the mode of the file it replaces).
-  if (::fchmod(fd_, exists ? (st.st_mode & 07777) : new_file_mode()) != 0) {
+  temp_ = temp;
+  // A file it replaces keeps its mode (an executable script stays executable).
+  if (exists && ::fchmod(fd_, st.st_mode & 07777) != 0) {
     const int err = errno;
     drop_temporary();
     throw RuntimeError(fmt::format("{}: cannot write: {}", path, std::strerror(err)));
@@ -174,12 +194,18 @@ void OutputFile::write(std::string_view bytes) {
 void OutputFile::flush() {
   if (committed_) throw std::logic_error("OutputFile used after commit");
   if (stdout_) {
+    // errno only where the call that failed set it: after an earlier failed write, fflush
+    // succeeds with ferror() still set and errno left from anything (it once said "No such
+    // file or directory" for a full disk).
+    errno = 0;
     if (!buffer_.empty() && std::fwrite(buffer_.data(), 1, buffer_.size(), stdout) != buffer_.size()) {
       buffer_.clear();
       fail("cannot write", errno ? errno : EIO);
     }
     buffer_.clear();
-    if (std::fflush(stdout) != 0 || std::ferror(stdout)) fail("cannot write", errno ? errno : EIO);
+    errno = 0;
+    if (std::fflush(stdout) != 0) fail("cannot write", errno ? errno : EIO);
+    if (std::ferror(stdout)) fail("cannot write (an earlier write failed)", EIO);
     return;
   }
   const int err = write_all(fd_, buffer_.data(), buffer_.size());
@@ -226,12 +252,39 @@ void write_file_atomic(const std::string& path, std::string_view content) {
 
 void check_stdout() {
   errno = 0;
-  const bool failed = std::fflush(stdout) != 0 || std::ferror(stdout);
-  if (failed) {
-    const int err = errno ? errno : EIO;
+  const bool flushed = std::fflush(stdout) == 0;
+  const int err = flushed ? EIO : (errno ? errno : EIO);  // see OutputFile::flush
+  if (!flushed || std::ferror(stdout)) {
     std::clearerr(stdout);
     throw RuntimeError(fmt::format("stdout: cannot write: {}", std::strerror(err)));
   }
+}
+
+AppendFile::AppendFile(const std::string& path) : path_(path) {
+  fd_ = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+  if (fd_ < 0) throw RuntimeError(fmt::format("{}: cannot open for appending: {}", path, std::strerror(errno)));
+}
+
+AppendFile::~AppendFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void AppendFile::append_line(std::string_view line) {
+  struct stat before {};
+  if (::fstat(fd_, &before) != 0)
+    throw RuntimeError(fmt::format("{}: cannot append: {}", path_, std::strerror(errno)));
+  std::string record(line);
+  record.push_back('\n');
+  const int err = write_all(fd_, record.data(), record.size());
+  if (err == 0) return;
+  // Take back what part of the line got in, if the file is a regular one (a FIFO cannot be
+  // cut, and what went into it is gone anyway).
+  if (S_ISREG(before.st_mode) && ::ftruncate(fd_, before.st_size) != 0) {
+    const int cut_err = errno;
+    throw RuntimeError(fmt::format("{}: cannot append: {}; and cannot remove the partial line: {}", path_,
+                                   std::strerror(err), std::strerror(cut_err)));
+  }
+  throw RuntimeError(fmt::format("{}: cannot append: {}", path_, std::strerror(err)));
 }
 
 }  // namespace nmt

@@ -83,6 +83,28 @@ class OutputFile {
 // OutputFile(path) + write + commit.
 void write_file_atomic(const std::string& path, std::string_view content);
 
+// A log appended to one whole line at a time (a run's metrics.jsonl, a model's evals.jsonl):
+// every write and flush is checked, and a line that cannot be written completely (a full
+// disk, a file size limit) is taken back, the file cut to its length before it, so a reader
+// never meets half a record. A new file gets 0666 less the umask, as any file the user
+// writes. Errors: RuntimeError "PATH: cannot open for appending: <reason>" or "PATH: cannot
+// append: <reason>".
+class AppendFile {
+ public:
+  explicit AppendFile(const std::string& path);
+  ~AppendFile();
+  AppendFile(const AppendFile&) = delete;
+  AppendFile& operator=(const AppendFile&) = delete;
+
+  // Appends `line` and a '\n' (the line must not contain one); on return it is in the file.
+  void append_line(std::string_view line);
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
 // Flushes and checks stdout (gnulib's close_stdout): a full disk or a closed pipe behind
 // stdout becomes RuntimeError "stdout: cannot write: <reason>" instead of a silent exit 0.
 void check_stdout();
