@@ -5,6 +5,8 @@
 #include <cmath>
 #include <optional>
 #include <filesystem>
+#include <functional>
+#include <memory>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -296,6 +298,146 @@ std::string attention_json(size_t line_no, const decode::Hypothesis& h, const st
 }
 }  // namespace
 
+// nmt translate's options, as CLI11 fills them.
+struct TranslateFlags {
+  std::shared_ptr<DecodeArgs> a;
+  std::shared_ptr<std::string> input, output, attention;
+  std::shared_ptr<int64_t> layer, head;
+  std::shared_ptr<std::string> attention_svg, prefix_file;
+  std::shared_ptr<bool> prefix_tab;
+};
+
+// Standard input as a filter: translate_chunk gets the lines one at a time when stdin is a
+// terminal, in chunks of 1,024 otherwise, or all at once with `buffer_all`; `several_lines` is
+// set before the last chunk goes (--attention-svg names its files by it). An invalid UTF-8
+// line is an error once the lines before it are translated.
+void translate_stdin(const std::function<void(std::vector<std::string>)>& translate_chunk, bool buffer_all,
+                     bool& several_lines) {
+  const bool interactive = isatty(STDIN_FILENO);
+  std::string line;
+  std::vector<std::string> pending;
+  size_t line_no = 0;
+  while (std::getline(std::cin, line)) {
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line_no == 1 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);  // UTF-8 BOM
+    if (!text::is_valid_utf8(line)) {
+      translate_chunk(pending);
+      throw RuntimeError(fmt::format("<stdin>:{}: not valid UTF-8", line_no));
+    }
+    pending.push_back(line);
+    if (!buffer_all && (interactive || pending.size() >= 1024)) {
+      translate_chunk(pending);
+      pending.clear();
+    }
+  }
+  several_lines = line_no > 1;
+  translate_chunk(pending);
+}
+
+void run_translate(const TranslateFlags& flags) {
+  const auto& a = flags.a;
+  const auto& input = flags.input;
+  const auto& output = flags.output;
+  const auto& attention = flags.attention;
+  const auto& layer = flags.layer;
+  const auto& head = flags.head;
+  const auto& attention_svg = flags.attention_svg;
+  const auto& prefix_file = flags.prefix_file;
+  const auto& prefix_tab = flags.prefix_tab;
+  // Everything that can be refused is refused before any output is touched; outputs are
+  // OutputFiles, so a failure later leaves an existing --output / --attention file as it was.
+  check_decode_args(*a);
+  const bool wants_attention = !attention->empty() || !attention_svg->empty();
+  if (!prefix_file->empty() && *prefix_tab) throw UsageError("--prefix-file and --prefix-tab are exclusive");
+  std::vector<std::string> prefix_lines;
+  if (!prefix_file->empty()) prefix_lines = read_source_lines(*prefix_file);
+  std::vector<std::string> input_lines;
+  size_t first_bad = 0;  // 1-based line number of the first invalid UTF-8 line of --input, 0 if none
+  if (!input->empty()) {
+    for (const std::string* o : {output.get(), attention.get()})
+      if (!o->empty() && same_file(*input, *o))
+        throw UsageError(fmt::format("{} is both the input and an output; the input would be destroyed", *input));
+    input_lines = read_source_lines(*input, &first_bad);
+    // A file --output would not be replaced anyway (see below): refuse before any work.
+    if (first_bad && !output->empty()) throw RuntimeError(fmt::format("{}:{}: not valid UTF-8", *input, first_bad));
+    if (!prefix_file->empty() && !first_bad && prefix_lines.size() != input_lines.size())
+      throw UsageError(fmt::format("{} has {} lines but {} has {}: one prefix per input line", *prefix_file,
+                                   prefix_lines.size(), *input, input_lines.size()));
+  }
+  set_threads(a->threads);
+  decode::Translator translator = load_translator(*a);
+  const auto strategy = make_strategy(*a);
+  auto d = decode_options(*a);
+  d.record_attention = wants_attention;
+  d.alignment = attention_choice(translator, *layer, *head, "--attention-layer", "--attention-head");
+  OutputFile out(output->empty() ? "-" : *output);
+  std::optional<OutputFile> attention_file;
+  if (!attention->empty()) attention_file.emplace(*attention);
+  const std::string title = attention_title(*layer, *head, translator.loaded().model_config.type);
+  bool several_svgs = false;  // decided once the input size is known
+  decode::TranslateStats stats;
+  size_t written = 0;
+  // Translates a chunk of lines and writes the results. On stdout they are flushed at once,
+  // so nothing already translated is lost if a later line is bad.
+  auto translate_chunk = [&](std::vector<std::string> chunk) {
+    std::vector<std::string> prefixes;  // one per line of the chunk, when prefixes are given
+    if (*prefix_tab) {
+      for (auto& line : chunk) {
+        const auto tab = line.find('\t');
+        prefixes.push_back(tab == std::string::npos ? std::string() : line.substr(tab + 1));
+        if (tab != std::string::npos) line.resize(tab);
+      }
+    } else if (!prefix_file->empty()) {
+      if (written + chunk.size() > prefix_lines.size())
+        throw UsageError(fmt::format("{} has {} lines, fewer than the input: one prefix per input line", *prefix_file,
+                                     prefix_lines.size()));
+      prefixes.assign(prefix_lines.begin() + static_cast<std::ptrdiff_t>(written),
+                      prefix_lines.begin() + static_cast<std::ptrdiff_t>(written + chunk.size()));
+    }
+    auto results = translator.translate(chunk, d, *strategy, &stats, prefixes.empty() ? nullptr : &prefixes);
+    for (size_t i = 0; i < results.size(); ++i) {
+      if (a->beam.nbest == 1) {
+        out.write(results[i].front().text + "\n");
+      } else {
+        for (const auto& r : results[i])
+          out.write(fmt::format("{} ||| {} ||| {:.6f}\n", written + i, r.text, r.hypothesis.score));
+      }
+      const auto& best = results[i].front().hypothesis;
+      if (attention_file) attention_file->write(attention_json(written + i + 1, best, chunk[i], translator));
+      if (!attention_svg->empty() && !best.attention.empty())
+        write_file_atomic(numbered_path(*attention_svg, written + i + 1, several_svgs),
+                          viz::attention_svg(translator.attention_map(best, chunk[i]),
+                                             fmt::format("{} ({})", title, translator.loaded().model_config.type)));
+    }
+    written += results.size();
+    out.flush();
+  };
+  if (input->empty() && output->empty() && isatty(STDIN_FILENO) && !a->quiet) {
+    run_interactive(translator, *a, d);
+    return;
+  }
+  if (input->empty()) {
+    // With --attention-svg the whole input is read first, so one line gives FILE itself.
+    translate_stdin(translate_chunk, !attention_svg->empty(), several_svgs);
+  } else {
+    several_svgs = input_lines.size() > 1;
+    TranslateProgress progress(input_lines.size(), a->quiet);
+    progress.attach(d);
+    // The lines before an invalid one are translated and written first (on stdout; a file
+    // --output is only replaced when all of the input is good).
+    translate_chunk(input_lines);
+    progress.finish();
+    if (first_bad) throw RuntimeError(fmt::format("{}:{}: not valid UTF-8", *input, first_bad));
+  }
+  if (!prefix_file->empty() && written != prefix_lines.size() && !first_bad)
+    throw UsageError(fmt::format("{} has {} lines but the input had {}: one prefix per input line", *prefix_file,
+                                 prefix_lines.size(), written));
+  if (attention_file) attention_file->commit();
+  out.commit();
+  warn_truncated(stats, a->quiet);
+}
+
 void add_translate_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("translate", "Translate text with a trained model (stdin → stdout by default)");
   auto a = std::make_shared<DecodeArgs>();
@@ -326,120 +468,7 @@ void add_translate_command(CLI::App& app) {
                   "forces nothing)");
   cmd->add_flag("--prefix-tab", *prefix_tab,
                 "Each input line is SOURCE<TAB>PREFIX: the translation starts with PREFIX (no tab: no prefix)");
-  cmd->callback([a, input, output, attention, layer, head, attention_svg, prefix_file, prefix_tab] {
-    // Everything that can be refused is refused before any output is touched; outputs are
-    // OutputFiles, so a failure later leaves an existing --output / --attention file as it was.
-    check_decode_args(*a);
-    const bool wants_attention = !attention->empty() || !attention_svg->empty();
-    if (!prefix_file->empty() && *prefix_tab) throw UsageError("--prefix-file and --prefix-tab are exclusive");
-    std::vector<std::string> prefix_lines;
-    if (!prefix_file->empty()) prefix_lines = read_source_lines(*prefix_file);
-    std::vector<std::string> input_lines;
-    size_t first_bad = 0;  // 1-based line number of the first invalid UTF-8 line of --input, 0 if none
-    if (!input->empty()) {
-      for (const std::string* o : {output.get(), attention.get()})
-        if (!o->empty() && same_file(*input, *o))
-          throw UsageError(fmt::format("{} is both the input and an output; the input would be destroyed", *input));
-      input_lines = read_source_lines(*input, &first_bad);
-      // A file --output would not be replaced anyway (see below): refuse before any work.
-      if (first_bad && !output->empty()) throw RuntimeError(fmt::format("{}:{}: not valid UTF-8", *input, first_bad));
-      if (!prefix_file->empty() && !first_bad && prefix_lines.size() != input_lines.size())
-        throw UsageError(fmt::format("{} has {} lines but {} has {}: one prefix per input line", *prefix_file,
-                                     prefix_lines.size(), *input, input_lines.size()));
-    }
-    set_threads(a->threads);
-    decode::Translator translator = load_translator(*a);
-    const auto strategy = make_strategy(*a);
-    auto d = decode_options(*a);
-    d.record_attention = wants_attention;
-    d.alignment = attention_choice(translator, *layer, *head, "--attention-layer", "--attention-head");
-    OutputFile out(output->empty() ? "-" : *output);
-    std::optional<OutputFile> attention_file;
-    if (!attention->empty()) attention_file.emplace(*attention);
-    const std::string title = attention_title(*layer, *head, translator.loaded().model_config.type);
-    bool several_svgs = false;  // decided once the input size is known
-    decode::TranslateStats stats;
-    size_t written = 0;
-    // Translates a chunk of lines and writes the results. On stdout they are flushed at once,
-    // so nothing already translated is lost if a later line is bad.
-    auto translate_chunk = [&](std::vector<std::string> chunk) {
-      std::vector<std::string> prefixes;  // one per line of the chunk, when prefixes are given
-      if (*prefix_tab) {
-        for (auto& line : chunk) {
-          const auto tab = line.find('\t');
-          prefixes.push_back(tab == std::string::npos ? std::string() : line.substr(tab + 1));
-          if (tab != std::string::npos) line.resize(tab);
-        }
-      } else if (!prefix_file->empty()) {
-        if (written + chunk.size() > prefix_lines.size())
-          throw UsageError(fmt::format("{} has {} lines, fewer than the input: one prefix per input line", *prefix_file,
-                                       prefix_lines.size()));
-        prefixes.assign(prefix_lines.begin() + static_cast<std::ptrdiff_t>(written),
-                        prefix_lines.begin() + static_cast<std::ptrdiff_t>(written + chunk.size()));
-      }
-      auto results = translator.translate(chunk, d, *strategy, &stats, prefixes.empty() ? nullptr : &prefixes);
-      for (size_t i = 0; i < results.size(); ++i) {
-        if (a->beam.nbest == 1) {
-          out.write(results[i].front().text + "\n");
-        } else {
-          for (const auto& r : results[i])
-            out.write(fmt::format("{} ||| {} ||| {:.6f}\n", written + i, r.text, r.hypothesis.score));
-        }
-        const auto& best = results[i].front().hypothesis;
-        if (attention_file) attention_file->write(attention_json(written + i + 1, best, chunk[i], translator));
-        if (!attention_svg->empty() && !best.attention.empty())
-          write_file_atomic(numbered_path(*attention_svg, written + i + 1, several_svgs),
-                            viz::attention_svg(translator.attention_map(best, chunk[i]),
-                                               fmt::format("{} ({})", title, translator.loaded().model_config.type)));
-      }
-      written += results.size();
-      out.flush();
-    };
-    if (input->empty() && output->empty() && isatty(STDIN_FILENO) && !a->quiet) {
-      run_interactive(translator, *a, d);
-      return;
-    }
-    if (input->empty()) {
-      // A filter: line by line when stdin is a terminal (with --quiet), in chunks otherwise.
-      const bool interactive = isatty(STDIN_FILENO);
-      // With --attention-svg the whole input is read first, so one line gives FILE itself.
-      const bool buffer_all = !attention_svg->empty();
-      std::string line;
-      std::vector<std::string> pending;
-      size_t line_no = 0;
-      while (std::getline(std::cin, line)) {
-        ++line_no;
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        if (line_no == 1 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);  // UTF-8 BOM
-        if (!text::is_valid_utf8(line)) {
-          translate_chunk(pending);
-          throw RuntimeError(fmt::format("<stdin>:{}: not valid UTF-8", line_no));
-        }
-        pending.push_back(line);
-        if (!buffer_all && (interactive || pending.size() >= 1024)) {
-          translate_chunk(pending);
-          pending.clear();
-        }
-      }
-      several_svgs = line_no > 1;
-      translate_chunk(pending);
-    } else {
-      several_svgs = input_lines.size() > 1;
-      TranslateProgress progress(input_lines.size(), a->quiet);
-      progress.attach(d);
-      // The lines before an invalid one are translated and written first (on stdout; a file
-      // --output is only replaced when all of the input is good).
-      translate_chunk(input_lines);
-      progress.finish();
-      if (first_bad) throw RuntimeError(fmt::format("{}:{}: not valid UTF-8", *input, first_bad));
-    }
-    if (!prefix_file->empty() && written != prefix_lines.size() && !first_bad)
-      throw UsageError(fmt::format("{} has {} lines but the input had {}: one prefix per input line", *prefix_file,
-                                   prefix_lines.size(), written));
-    if (attention_file) attention_file->commit();
-    out.commit();
-    warn_truncated(stats, a->quiet);
-  });
+  cmd->callback([=] { run_translate({a, input, output, attention, layer, head, attention_svg, prefix_file, prefix_tab}); });
 }
 
 // Appends one evaluation to MODEL/evals.jsonl (nmt report reads it). A model directory this
@@ -516,7 +545,7 @@ void add_eval_command(CLI::App& app) {
         std::fprintf(stderr, "%zu sentences in %.2fs (%.1f sentences/s)%s\n", lines.size(), secs,
                      lines.size() / std::max(secs, 1e-9), int8_note(translator).c_str());
     }
-    std::cout << std::flush;  // the scores are out before anything can go wrong recording them
+    check_stdout();  // the scores are out (or that failed, reported) before they are recorded
     // An ensemble's scores belong to no one model directory: not recorded.
     if (*record && a->model_dirs.size() == 1) {
       // The test set's name: the source file without its language suffix (test_2016_flickr.en).

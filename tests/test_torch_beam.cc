@@ -84,11 +84,14 @@ TEST_P(BeamTest, ScoresMatchRecomputationAndNbestIsSorted) {
       ASSERT_FALSE(results[i].empty());
       for (size_t k = 0; k < results[i].size(); ++k) {
         const auto& h = results[i][k];
-        if (k > 0) EXPECT_GE(results[i][k - 1].score, h.score);
+        if (k > 0) {
+          EXPECT_GE(results[i][k - 1].score, h.score);
+        }
         const double lp = decode::length_penalty(b, static_cast<int64_t>(h.tokens.size()) + 1);
         EXPECT_NEAR(h.score, h.log_prob / lp, 1e-9);
-        if (static_cast<int64_t>(h.tokens.size()) < static_cast<int64_t>(d.max_len_a * src[i].size()) + d.max_len_b)
+        if (static_cast<int64_t>(h.tokens.size()) < static_cast<int64_t>(d.max_len_a * src[i].size()) + d.max_len_b) {
           EXPECT_NEAR(h.log_prob, teacher_forced_log_prob(*model, src[i], h.tokens), 1e-3) << "sentence " << i;
+        }
       }
     }
   }

@@ -110,7 +110,9 @@ TEST(Cuda, TrainingStepMatchesTheCpu) {
     EXPECT_LT((gpu_grad - cpu_grad).abs().max().item<double>(), 1e-4 * scale) << "gradient of parameter " << i;
     const auto clear = cpu_grad.abs() > std::max(2e-4 * scale, 1e3 * o.adam_eps);
     const auto diff = (gpu_params[i].cpu() - cpu_params[i]).abs().masked_select(clear);
-    if (diff.numel() > 0) EXPECT_LT(diff.max().item<double>(), 1e-4) << "parameter " << i;
+    if (diff.numel() > 0) {
+      EXPECT_LT(diff.max().item<double>(), 1e-4) << "parameter " << i;
+    }
   }
 }
 

@@ -34,7 +34,9 @@ TEST(Options, FlagsAndKeysAreUnique) {
   std::set<std::string> keys, flags;
   for (const auto& spec : train::train_option_specs()) {
     EXPECT_TRUE(keys.insert(spec.key).second) << spec.key;
-    if (!spec.flag.empty()) EXPECT_TRUE(flags.insert(spec.long_flag()).second) << spec.flag;
+    if (!spec.flag.empty()) {
+      EXPECT_TRUE(flags.insert(spec.long_flag()).second) << spec.flag;
+    }
   }
 }
 

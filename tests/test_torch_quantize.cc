@@ -233,7 +233,7 @@ TEST_F(QuantizeCli, WritesAModelDirectoryMarkedInt8) {
 // The int8 model translates the sentences the model has learnt exactly as the fp32 model does,
 // with greedy and beam search, and scores them at 100 BLEU.
 TEST_F(QuantizeCli, Int8ModelTranslatesLearntSentencesLikeFp32) {
-  for (const std::string search : {"", " --beam 5"}) {
+  for (const std::string& search : std::vector<std::string>{"", " --beam 5"}) {
     auto a = run_command(translate("-m " + fp32() + search + " --input " + fixture("tiny.en")));
     auto b = run_command(translate("-m " + int8() + search + " --input " + fixture("tiny.en")));
     ASSERT_EQ(a.exit_code, 0) << a.err;
@@ -287,7 +287,7 @@ TEST(QuantizeGruCli, Int8GruTranslatesLearntSentencesLikeFp32) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto q = run_command(nmt_binary() + " quantize -q " + dir.file("fp32") + " -o " + dir.file("int8"));
   ASSERT_EQ(q.exit_code, 0) << q.err;
-  for (const std::string search : {"", " --beam 5"}) {
+  for (const std::string& search : std::vector<std::string>{"", " --beam 5"}) {
     auto a = run_command(nmt_binary() + " translate --threads 1 -m " + dir.file("fp32") + search + " --input " +
                          fixture("tiny.en"));
     auto b = run_command(nmt_binary() + " translate --threads 1 -m " + dir.file("int8") + search + " --input " +
@@ -414,7 +414,7 @@ TEST_F(QuantizeCli, WhatIsNotAnFp32ModelDirectoryIsRefused) {
 }
 
 TEST_F(QuantizeCli, UsageErrorsExitTwo) {
-  for (const std::string args : {"quantize " + fp32(), "quantize -o " + dir_->file("never"),
+  for (const std::string& args : std::vector<std::string>{"quantize " + fp32(), "quantize -o " + dir_->file("never"),
                                  "quantize " + fp32() + " -o " + dir_->file("never") + " --no-such-option"}) {
     auto r = run_command(nmt_binary() + " " + args);
     EXPECT_EQ(r.exit_code, 2) << args;

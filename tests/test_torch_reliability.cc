@@ -227,7 +227,7 @@ TEST_F(Reliability, InputAndOutputBeingTheSameFileIsRefused) {
   write_bytes(f, "A dog runs.\n");
   fs::remove(dir_->file("same-link.txt"));
   fs::create_symlink(f, dir_->file("same-link.txt"));
-  for (const std::string& output : {f, dir_->file("same-link.txt")}) {
+  for (const std::string& output : std::vector<std::string>{f, dir_->file("same-link.txt")}) {
     auto r = run_command(translate("--input " + f + " --output " + output));
     EXPECT_EQ(r.exit_code, 2) << r.err;
     expect_one_error_line(r);
@@ -281,7 +281,7 @@ TEST_F(Reliability, TwoTrainingRunsOnOneDirectoryAtOnceCannotBothRun) {
 TEST_F(Reliability, AModelOptionCannotChangeOnAFinishedRun) {
   const std::string run = copy_of_model("heads");
   const std::string config = slurp(run + "/config.json");
-  for (const std::string& extra : {" --heads 4", " --resume --heads 4", " --ffn 48"}) {
+  for (const std::string& extra : std::vector<std::string>{" --heads 4", " --resume --heads 4", " --ffn 48"}) {
     auto r = run_command(nmt_cmd(train_args(run) + extra));
     EXPECT_EQ(r.exit_code, 2) << extra << "\n" << r.err;
     expect_one_error_line(r);
@@ -335,7 +335,7 @@ TEST_F(Reliability, BadTrainingOptionsAreOneLineUsageErrorsBeforeAnyWork) {
 }
 
 TEST_F(Reliability, BadDecodingOptionsAreOneLineUsageErrors) {
-  for (const std::string& args : {"--max-len-a -1", "--max-len-a nan", "--max-len-a inf", "--alpha nan", "--beam 100000",
+  for (const std::string& args : std::vector<std::string>{"--max-len-a -1", "--max-len-a nan", "--max-len-a inf", "--alpha nan", "--beam 100000",
                                   "--attention-layer 9", "--attention-layer -2", "--attention-head 9"}) {
     auto r = run_command("echo 'A dog.' | " + translate(args));
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
@@ -429,7 +429,7 @@ TEST_F(Reliability, WeightsWithoutAChecksumFromOlderVersionsStillLoad) {
 // ------------------------------------------------------------------------- 7. n-best
 
 TEST_F(Reliability, NBestHypothesesAreDistinct) {
-  for (const std::string& limit : {"--max-len-a 0 --max-len-b 3", ""}) {
+  for (const std::string& limit : std::vector<std::string>{"--max-len-a 0 --max-len-b 3", ""}) {
     auto r = run_command("echo 'A man is walking.' | " + translate("--beam 4 --nbest 4 " + limit));
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto lines = lines_of(r.out);
@@ -486,11 +486,11 @@ TEST_F(Reliability, ManifestAndMetricsOfTheWrongTypesNameTheFile) {
     expect_one_error_line(r);
     EXPECT_NE(r.err.find(manifest), std::string::npos) << r.err;
   }
-  for (const std::string& line : {"{\"event\": \"train\", \"step\": \"ten\"}", "{\"event\": 3}",
+  for (const std::string& line : std::vector<std::string>{"{\"event\": \"train\", \"step\": \"ten\"}", "{\"event\": 3}",
                                   "{\"event\": \"valid\", \"step\": 1e300, \"val_loss\": 1}",
                                   "{\"event\": \"train\", \"step\": 1, \"tokens_per_s\": null}"}) {
     write_bytes(run + "/metrics.jsonl", line + "\n");
-    for (const std::string& cmd : {"plot " + run + " -o " + dir_->file("wt.svg"), "report " + run + " -o " + dir_->file("wt.html")}) {
+    for (const std::string& cmd : std::vector<std::string>{"plot " + run + " -o " + dir_->file("wt.svg"), "report " + run + " -o " + dir_->file("wt.html")}) {
       auto r = run_command(nmt_cmd(cmd));
       EXPECT_EQ(r.exit_code, 1) << line << "\n" << r.err;
       expect_one_error_line(r);
@@ -506,7 +506,7 @@ TEST_F(Reliability, MismatchedTrainingCorpusAndUsageErrorsExit2InOneLine) {
                                fixture("tiny") + " --out " + dir_->file("mis-out") + " -q"));
   EXPECT_EQ(r.exit_code, 2) << r.err;
   expect_one_error_line(r);
-  for (const std::string& args : {"translate --no-such-option", "train", "bleu", "translate -m"}) {
+  for (const std::string& args : std::vector<std::string>{"translate --no-such-option", "train", "bleu", "translate -m"}) {
     auto u = run_command(nmt_cmd(args));
     EXPECT_EQ(u.exit_code, 2) << args << "\n" << u.err;
     expect_one_error_line(u);
@@ -515,7 +515,7 @@ TEST_F(Reliability, MismatchedTrainingCorpusAndUsageErrorsExit2InOneLine) {
 
 TEST_F(Reliability, AnEmptyValueInAConfigFileIsAUsageError) {
   // Found by fuzz_config: CLI11 2.1 dereferences an empty vector for `key = []` (SIGSEGV).
-  for (const std::string& toml : {"[train]\nmax-steps = []\n", "[translate]\nbeam = []\n", "[translate]\nquiet = []\n"}) {
+  for (const std::string& toml : std::vector<std::string>{"[train]\nmax-steps = []\n", "[translate]\nbeam = []\n", "[translate]\nquiet = []\n"}) {
     write_bytes(dir_->file("empty.toml"), toml);
     auto r = run_command("echo 'A dog.' | " + nmt_cmd("--config " + dir_->file("empty.toml") +
                                                       (toml.find("train]") != std::string::npos
@@ -530,7 +530,7 @@ TEST_F(Reliability, AnEmptyValueInAConfigFileIsAUsageError) {
 // ------------------------------------------------------------------------- 9. bounds
 
 TEST_F(Reliability, ModelFilesThatAreNotSmallRegularFilesAreRefused) {
-  for (const std::string& file : {"config.json", "spm.model"}) {
+  for (const std::string& file : std::vector<std::string>{"config.json", "spm.model"}) {
     const std::string run = copy_of_model("fifo-" + file);
     fs::remove(run + "/" + file);
     ASSERT_EQ(::mkfifo((run + "/" + file).c_str(), 0600), 0);

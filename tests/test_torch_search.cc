@@ -159,8 +159,9 @@ TEST_P(SearchTest, ThePrefixGreedyWouldChooseChangesNothing) {
     // The length limit counts the tokens after the prefix: only an output the limit cut off
     // may go on further.
     EXPECT_TRUE(starts_with(forced[i].front().tokens, free_tokens)) << "sentence " << i;
-    if (static_cast<int64_t>(free_tokens.size()) < static_cast<int64_t>(d.max_len_a * src[i].size()) + d.max_len_b)
+    if (static_cast<int64_t>(free_tokens.size()) < static_cast<int64_t>(d.max_len_a * src[i].size()) + d.max_len_b) {
       EXPECT_EQ(forced[i].front().tokens, free_tokens) << "sentence " << i;
+    }
   }
 }
 
@@ -287,8 +288,9 @@ TEST_P(SearchTest, ForcedScoringEqualsTheBeamSearchScore) {
     EXPECT_EQ(h.tokens, outputs[i]);
     ASSERT_EQ(h.token_log_probs.size(), outputs[i].size() + 1) << "every token and the EOS";
     // Only when the search ended on EOS (not cut by the length limit) is EOS part of its score.
-    if (static_cast<int64_t>(outputs[i].size()) < static_cast<int64_t>(d.max_len_a * src[i].size()) + d.max_len_b)
+    if (static_cast<int64_t>(outputs[i].size()) < static_cast<int64_t>(d.max_len_a * src[i].size()) + d.max_len_b) {
       EXPECT_NEAR(h.log_prob, beam[i].front().log_prob, 1e-4) << "sentence " << i;
+    }
     double sum = 0;
     for (double lp : h.token_log_probs) sum += lp;
     EXPECT_NEAR(sum, h.log_prob, 1e-9);
@@ -388,8 +390,9 @@ TEST_P(SearchTest, ThreadsSearchingOneModelEachGetTheirOwnAttentionChoice) {
   };
   std::vector<std::vector<decode::SearchResult>> alone, together(choices.size());
   for (const auto& c : choices) alone.push_back(search_with(c));
-  if (GetParam() == std::string("transformer"))  // a GRU has one attention: the choice changes nothing
+  if (GetParam() == std::string("transformer")) { // a GRU has one attention: the choice changes nothing
     EXPECT_NE(alone[0][0].front().attention, alone[1][0].front().attention) << "the choice is not applied";
+  }
   std::vector<std::thread> threads;
   for (size_t t = 0; t < choices.size(); ++t)
     threads.emplace_back([&, t] {
@@ -505,7 +508,7 @@ TEST_F(SearchCli, SamplingIsReproducibleForASeedAndChecksItsOptions) {
   auto b = run_command(translate(base + " --seed 7"));
   ASSERT_EQ(a.exit_code, 0) << a.err;
   EXPECT_EQ(a.out, b.out);
-  for (const std::string& bad : {" --sampling top-k:0", " --sampling nucleus", " --temperature 2",
+  for (const std::string& bad : std::vector<std::string>{" --sampling top-k:0", " --sampling nucleus", " --temperature 2",
                                  " --sampling top-k:5 --beam 3", " --sampling top-k:5 --temperature 0"}) {
     auto r = run_command(translate("-m " + model("a") + " --input " + fixture("tiny.en") + bad));
     EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;

@@ -181,7 +181,7 @@ TEST(SubwordRegularisation, ResumingMidEpochEqualsAStraightRun) {
 TEST(SubwordRegularisation, BadValuesAreRefusedInOneLineBeforeAnyWork) {
   nmt::test::TempDir dir;
   const std::string out = dir.file("never");
-  for (const std::string& bad :
+  for (const std::string& bad : std::vector<std::string>
        {"--subword-alpha -0.1", "--subword-alpha nan", "--subword-alpha 101", "--subword-alpha x", "--subword-nbest 0",
         "--subword-nbest -2", "--subword-nbest 513", "--subword-nbest 1.5"}) {
     auto r = run_command(nmt::test::nmt_binary() + " train --preset transformer-tiny --train " + fixture("tiny") +

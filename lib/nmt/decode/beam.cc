@@ -75,6 +75,102 @@ Hypothesis finish(const Beam& beam, const BeamOptions& bo) {
   return h;
 }
 
+struct Candidate {
+  double log_prob;
+  int64_t origin;  // beam index within the sentence
+  int64_t token;
+  double step_log_prob;  // the token's own log-probability
+};
+
+// Every live beam's `per_row` best next tokens (rows row_offset.. of `top`) as candidates.
+void collect_candidates(const std::vector<Beam>& beams, const TopLogProbs& top, int64_t row_offset, int64_t per_row,
+                        std::vector<Candidate>& candidates) {
+  const double* lp = top.log_probs.data_ptr<double>();
+  const int64_t* ix = top.tokens.data_ptr<int64_t>();
+  for (int64_t r = 0; r < static_cast<int64_t>(beams.size()); ++r)
+    for (int64_t c = 0; c < per_row; ++c) {
+      const int64_t at = (row_offset + r) * per_row + c;
+      candidates.push_back({beams[r].log_prob + lp[at], r, ix[at], lp[at]});
+    }
+}
+
+// The best `pool` candidates first, ties broken by beam then token (reproducible).
+void sort_best(std::vector<Candidate>& candidates, int64_t pool) {
+  std::partial_sort(candidates.begin(), candidates.begin() + pool, candidates.end(),
+                    [](const Candidate& a, const Candidate& b) {
+                      if (a.log_prob != b.log_prob) return a.log_prob > b.log_prob;
+                      return a.origin != b.origin ? a.origin < b.origin : a.token < b.token;
+                    });
+}
+
+// Done when K hypotheses are finished, or no live beam can still beat the best finished
+// one: a live beam's log-probability only falls, and its penalty is at most that of the
+// longest allowed output, so raw / lp(limit + 1) bounds its final normalised score.
+// With --nbest N the bound must hold against the N-th best finished hypothesis, not the
+// best: a live beam may still beat the others and belong in the list.
+bool sentence_done(const Sentence& sent, const std::vector<Beam>& kept, const BeamOptions& bo) {
+  if (kept.empty() || static_cast<int64_t>(sent.finished.size()) >= bo.beam) return true;
+  if (static_cast<int64_t>(sent.finished.size()) < bo.nbest) return false;
+  std::vector<double> scores;
+  for (const auto& h : sent.finished) scores.push_back(h.score);
+  std::nth_element(scores.begin(), scores.begin() + (bo.nbest - 1), scores.end(), std::greater<double>());
+  const double best_finished = scores[static_cast<size_t>(bo.nbest - 1)];
+  double best_live = -std::numeric_limits<double>::infinity();
+  for (const auto& b : kept) best_live = std::max(best_live, b.log_prob);
+  const double lp_max = std::max(length_penalty(bo, sent.limit + 1), length_penalty(bo, 1));
+  const double bound = best_live / (best_live < 0 ? lp_max : length_penalty(bo, 1));
+  return bound <= best_finished;
+}
+
+// Where the rows of the next step come from. The per-row entries (the target prefix) follow
+// the surviving rows. The per-source entries keep one row per sentence while every sentence has
+// the same number of beams (the model folds the beams into its cross-attention), and one row
+// per beam otherwise (shrinking beams of different widths, forced prefixes); they are copied
+// only when that layout changes. Row r of the per-row entries reads row source_of_row[r] of
+// the per-source entries, which have source_rows rows.
+struct RowLayout {
+  std::vector<int64_t> source_of_row;
+  int64_t source_rows = 0;
+};
+
+void follow_surviving_rows(models::DecoderState& state, const std::vector<int64_t>& next_rows,
+                           const std::vector<int64_t>& next_alive, const std::vector<std::vector<Beam>>& next_beams,
+                           RowLayout& layout, const torch::Device& device) {
+  const int64_t width0 = static_cast<int64_t>(next_beams[next_alive.front()].size());
+  const bool uniform = std::all_of(next_alive.begin(), next_alive.end(), [&](int64_t s) {
+    return static_cast<int64_t>(next_beams[s].size()) == width0;
+  });
+  std::vector<int64_t> sources, next_source_of_row;
+  if (uniform) {
+    for (size_t r = 0; r < next_rows.size(); r += static_cast<size_t>(width0))
+      sources.push_back(layout.source_of_row[static_cast<size_t>(next_rows[r])]);
+    for (size_t a = 0; a < next_alive.size(); ++a)
+      next_source_of_row.insert(next_source_of_row.end(), static_cast<size_t>(width0), static_cast<int64_t>(a));
+  } else {
+    for (int64_t r : next_rows) sources.push_back(layout.source_of_row[static_cast<size_t>(r)]);
+    next_source_of_row.resize(next_rows.size());
+    std::iota(next_source_of_row.begin(), next_source_of_row.end(), 0);
+  }
+  bool sources_unchanged = static_cast<int64_t>(sources.size()) == layout.source_rows;
+  for (size_t i = 0; sources_unchanged && i < sources.size(); ++i) sources_unchanged = sources[i] == static_cast<int64_t>(i);
+  state.select(torch::tensor(next_rows, torch::kLong).to(device),
+               sources_unchanged ? torch::Tensor() : torch::tensor(sources, torch::kLong).to(device));
+  layout.source_rows = static_cast<int64_t>(sources.size());
+  layout.source_of_row.swap(next_source_of_row);
+}
+
+// Each sentence's finished hypotheses, best first, at most N.
+std::vector<SearchResult> ranked_results(std::vector<Sentence>& sentences, int64_t nbest) {
+  std::vector<SearchResult> out(sentences.size());
+  for (size_t b = 0; b < sentences.size(); ++b) {
+    auto& f = sentences[b].finished;
+    std::stable_sort(f.begin(), f.end(), [](const auto& x, const auto& y) { return x.score > y.score; });
+    if (static_cast<int64_t>(f.size()) > nbest) f.resize(static_cast<size_t>(nbest));
+    out[b] = std::move(f);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<SearchResult> BeamSearch::search(SearchBatch& batch, const DecodeOptions& options) const {
@@ -94,21 +190,13 @@ std::vector<SearchResult> BeamSearch::search(SearchBatch& batch, const DecodeOpt
   std::iota(alive.begin(), alive.end(), 0);
   std::vector<std::vector<Beam>> beams(B, std::vector<Beam>(1));
   auto tokens = torch::full({B}, kBosId, torch::TensorOptions().dtype(torch::kLong).device(device));
-  // Row r of the per-row entries reads row source_of_row[r] of the per-source entries, which
-  // have source_rows rows.
   // Forced-prefix bookkeeping runs only during the first `longest_prefix` steps (none without prefixes).
   int64_t longest_prefix = 0;
   for (const Ids* p : batch.prefix) longest_prefix = std::max<int64_t>(longest_prefix, static_cast<int64_t>(p->size()));
-  std::vector<int64_t> source_of_row(static_cast<size_t>(B));
-  std::iota(source_of_row.begin(), source_of_row.end(), 0);
-  int64_t source_rows = B;
-
-  struct Candidate {
-    double log_prob;
-    int64_t origin;  // beam index within the sentence
-    int64_t token;
-    double step_log_prob;  // the token's own log-probability
-  };
+  RowLayout layout;
+  layout.source_of_row.resize(static_cast<size_t>(B));
+  std::iota(layout.source_of_row.begin(), layout.source_of_row.end(), 0);
+  layout.source_rows = B;
   std::vector<Candidate> candidates;
   for (int64_t t = 0; !alive.empty(); ++t) {
     auto logits = batch.model.step(tokens, state);
@@ -118,8 +206,6 @@ std::vector<SearchResult> BeamSearch::search(SearchBatch& batch, const DecodeOpt
     // sentence, which varies when beams shrink.
     const int64_t per_row = std::min<int64_t>(bo.shrink ? K : 2 * K, logits.size(1));
     const TopLogProbs top = top_log_probs(logits, per_row);
-    const double* lp = top.log_probs.data_ptr<double>();
-    const int64_t* ix = top.tokens.data_ptr<int64_t>();
     // Sentences inside their forced prefix (one beam each) take the prefix's next token.
     std::vector<int64_t> forced_tokens;
     bool any_forced = false;
@@ -145,21 +231,13 @@ std::vector<SearchResult> BeamSearch::search(SearchBatch& batch, const DecodeOpt
         const double step_lp = forced_lp.data_ptr<double>()[row_offset];
         candidates.push_back({beams[s][0].log_prob + step_lp, 0, forced_tokens[static_cast<size_t>(row_offset)], step_lp});
       } else {
-        for (int64_t r = 0; r < n_beams; ++r)
-          for (int64_t c = 0; c < per_row; ++c) {
-            const int64_t at = (row_offset + r) * per_row + c;
-            candidates.push_back({beams[s][r].log_prob + lp[at], r, ix[at], lp[at]});
-          }
+        collect_candidates(beams[s], top, row_offset, per_row, candidates);
       }
       // Width: shrinking (Marian) keeps K minus the finished hypotheses live and takes the
       // best `width` candidates, finished or not; fairseq keeps K live out of the best 2K.
       const int64_t width = in_prefix ? 1 : bo.shrink ? K - static_cast<int64_t>(sent.finished.size()) : K;
       const int64_t pool = std::min<int64_t>(bo.shrink || in_prefix ? width : 2 * width, static_cast<int64_t>(candidates.size()));
-      std::partial_sort(candidates.begin(), candidates.begin() + pool, candidates.end(),
-                        [](const Candidate& a, const Candidate& b) {
-                          if (a.log_prob != b.log_prob) return a.log_prob > b.log_prob;
-                          return a.origin != b.origin ? a.origin < b.origin : a.token < b.token;
-                        });
+      sort_best(candidates, pool);
       std::vector<Beam> kept;
       // All live beams of a sentence have the same length, so they reach the length limit
       // together. Each then ends as it is, once, scored by its prefix alone (the limit ends
@@ -189,23 +267,7 @@ std::vector<SearchResult> BeamSearch::search(SearchBatch& batch, const DecodeOpt
       }
       row_offset += n_beams;
 
-      // Done when K hypotheses are finished, or no live beam can still beat the best finished
-      // one: a live beam's log-probability only falls, and its penalty is at most that of the
-      // longest allowed output, so raw / lp(limit + 1) bounds its final normalised score.
-      // With --nbest N the bound must hold against the N-th best finished hypothesis, not the
-      // best: a live beam may still beat the others and belong in the list.
-      bool done = kept.empty() || static_cast<int64_t>(sent.finished.size()) >= K;
-      if (!done && static_cast<int64_t>(sent.finished.size()) >= bo.nbest) {
-        std::vector<double> scores;
-        for (const auto& h : sent.finished) scores.push_back(h.score);
-        std::nth_element(scores.begin(), scores.begin() + (bo.nbest - 1), scores.end(), std::greater<double>());
-        const double best_finished = scores[static_cast<size_t>(bo.nbest - 1)];
-        double best_live = -std::numeric_limits<double>::infinity();
-        for (const auto& b : kept) best_live = std::max(best_live, b.log_prob);
-        const double lp_max = std::max(length_penalty(bo, sent.limit + 1), length_penalty(bo, 1));
-        const double bound = best_live / (best_live < 0 ? lp_max : length_penalty(bo, 1));
-        done = bound <= best_finished;
-      }
+      const bool done = sentence_done(sent, kept, bo);
       if (done) {
         // Drop this sentence's rows from the batch.
         next_rows.resize(next_rows.size() - kept.size());
@@ -216,45 +278,13 @@ std::vector<SearchResult> BeamSearch::search(SearchBatch& batch, const DecodeOpt
       }
     }
     if (next_alive.empty()) break;
-    // The per-row entries (the target prefix) follow the surviving rows. The per-source
-    // entries keep one row per sentence while every sentence has the same number of beams
-    // (the model folds the beams into its cross-attention), and one row per beam otherwise
-    // (shrinking beams of different widths, forced prefixes); they are copied only when that
-    // layout changes.
-    const int64_t width0 = static_cast<int64_t>(next_beams[next_alive.front()].size());
-    const bool uniform = std::all_of(next_alive.begin(), next_alive.end(), [&](int64_t s) {
-      return static_cast<int64_t>(next_beams[s].size()) == width0;
-    });
-    std::vector<int64_t> sources, next_source_of_row;
-    if (uniform) {
-      for (size_t r = 0; r < next_rows.size(); r += static_cast<size_t>(width0))
-        sources.push_back(source_of_row[static_cast<size_t>(next_rows[r])]);
-      for (size_t a = 0; a < next_alive.size(); ++a)
-        next_source_of_row.insert(next_source_of_row.end(), static_cast<size_t>(width0), static_cast<int64_t>(a));
-    } else {
-      for (int64_t r : next_rows) sources.push_back(source_of_row[static_cast<size_t>(r)]);
-      next_source_of_row.resize(next_rows.size());
-      std::iota(next_source_of_row.begin(), next_source_of_row.end(), 0);
-    }
-    bool sources_unchanged = static_cast<int64_t>(sources.size()) == source_rows;
-    for (size_t i = 0; sources_unchanged && i < sources.size(); ++i) sources_unchanged = sources[i] == static_cast<int64_t>(i);
-    state.select(torch::tensor(next_rows, torch::kLong).to(device),
-                 sources_unchanged ? torch::Tensor() : torch::tensor(sources, torch::kLong).to(device));
-    source_rows = static_cast<int64_t>(sources.size());
-    source_of_row.swap(next_source_of_row);
+    follow_surviving_rows(state, next_rows, next_alive, next_beams, layout, device);
     tokens = torch::tensor(next_tokens, torch::kLong).to(device);
     alive.swap(next_alive);
     for (int64_t s : alive) beams[s] = std::move(next_beams[s]);
   }
 
-  std::vector<SearchResult> out(static_cast<size_t>(B));
-  for (int64_t b = 0; b < B; ++b) {
-    auto& f = sentences[b].finished;
-    std::stable_sort(f.begin(), f.end(), [](const auto& x, const auto& y) { return x.score > y.score; });
-    if (static_cast<int64_t>(f.size()) > bo.nbest) f.resize(bo.nbest);
-    out[b] = std::move(f);
-  }
-  return out;
+  return ranked_results(sentences, bo.nbest);
 }
 
 }  // namespace nmt::decode

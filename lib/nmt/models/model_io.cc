@@ -1,7 +1,10 @@
 #include "nmt/models/model_io.h"
 
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -145,6 +148,38 @@ nlohmann::json model_directory_config(const nlohmann::json& model, const nlohman
 }
 
 namespace {
+// A hidden directory beside `target` to build it in (then renamed into place).
+fs::path temporary_beside(const fs::path& target, const std::string& what) {
+  const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::string tmpl = (parent / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
+  if (!::mkdtemp(tmpl.data())) throw RuntimeError(fmt::format("{}: cannot create: {}", what, std::strerror(errno)));
+  return tmpl;
+}
+
+// Renames the finished directory `tmp` to `target`; an existing `target` (allowed by the caller)
+// is moved aside first and removed only once the new one is in place.
+void move_into_place(const fs::path& tmp, const fs::path& target, const std::string& what) {
+  std::error_code ec;
+  fs::permissions(tmp,
+                  fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
+                      fs::perms::others_exec,
+                  ec);
+  fs::path old;
+  if (fs::exists(fs::symlink_status(target))) {
+    old = temporary_beside(target, what);
+    fs::remove(old, ec);
+    fs::rename(target, old, ec);
+    if (ec) throw RuntimeError(fmt::format("{}: cannot move the old one aside: {}", what, ec.message()));
+  }
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    std::error_code ignored;
+    if (!old.empty()) fs::rename(old, target, ignored);
+    throw RuntimeError(fmt::format("{}: cannot move into place: {}", what, ec.message()));
+  }
+  if (!old.empty()) fs::remove_all(old, ec);
+}
+
 // config.json's "format": 1 (or absent, as nothing else was ever written), else refused.
 void check_model_format(const nlohmann::json& config, const std::string& config_path) {
   if (!config.contains("format")) return;
@@ -158,6 +193,24 @@ void check_model_format(const nlohmann::json& config, const std::string& config_
                                    config.value("nmt_version", std::string("?"))));
 }
 }  // namespace
+
+void write_model_directory(const std::string& target, const std::string& what,
+                           const std::function<void(const std::string& dir)>& fill) {
+  const fs::path tmp = temporary_beside(target, what);
+  try {
+    fill(tmp.string());
+    move_into_place(tmp, target, what);
+  } catch (...) {
+    std::error_code ec;
+    fs::remove_all(tmp, ec);
+    throw;
+  }
+}
+
+void copy_subword_files(const std::string& from, const std::string& to, bool shared_vocab) {
+  for (const std::string& f : subword_files(shared_vocab))
+    write_file_atomic((fs::path(to) / f).string(), read_small_file((fs::path(from) / f).string(), kMaxSubwordBytes));
+}
 
 LoadedModel load_model(const std::string& dir, const std::string& weights) {
   if (!fs::is_directory(dir)) throw RuntimeError(fmt::format("{}: not a model directory", dir));

@@ -8,6 +8,7 @@
 //   model.pt      the weights to translate with (the best checkpoint by validation)
 //   checkpoint/   the latest complete training state (see nmt/train/checkpoint.h)
 //   metrics.jsonl one JSON object per log/validation event
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,15 @@ struct LoadedModel {
 // The subword files of a model directory: spm.model, and spm.src.model as well when its
 // vocabularies are separate (ModelConfig::shared_vocab false).
 std::vector<std::string> subword_files(bool shared_vocab);
+// Copies them from one model directory to another (checked, atomic writes).
+void copy_subword_files(const std::string& from, const std::string& to, bool shared_vocab);
+
+// Writes a whole model directory at `target` (nmt average, nmt quantize): `fill` writes its
+// files into a hidden directory beside it, which is then renamed into place; an existing
+// `target` is moved aside first and removed once the new one is there. On any error nothing
+// is left behind and an old `target` is untouched. `what` names the directory in errors.
+void write_model_directory(const std::string& target, const std::string& what,
+                           const std::function<void(const std::string& dir)>& fill);
 // DIR's subword models for this configuration, each checked against the model's vocabulary
 // size (a missing, corrupt or mismatched file → RuntimeError naming it).
 text::SubwordPair load_subwords(const std::string& dir, const ModelConfig& config);

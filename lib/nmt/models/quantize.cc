@@ -132,37 +132,6 @@ class Int8Reader {
   WeightsHasher hasher_;
 };
 
-// A hidden directory beside `target` to build it in (then renamed into place).
-fs::path temporary_beside(const fs::path& target, const std::string& what) {
-  const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::string tmpl = (parent / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
-  if (!::mkdtemp(tmpl.data())) throw RuntimeError(fmt::format("{}: cannot create: {}", what, std::strerror(errno)));
-  return tmpl;
-}
-
-// Renames the finished directory `tmp` to `target`; an existing `target` (allowed by the caller)
-// is moved aside first and removed only once the new one is in place.
-void move_into_place(const fs::path& tmp, const fs::path& target, const std::string& what) {
-  std::error_code ec;
-  fs::permissions(tmp,
-                  fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
-                      fs::perms::others_exec,
-                  ec);
-  fs::path old;
-  if (fs::exists(fs::symlink_status(target))) {
-    old = temporary_beside(target, what);
-    fs::remove(old, ec);
-    fs::rename(target, old, ec);
-    if (ec) throw RuntimeError(fmt::format("{}: cannot move the old one aside: {}", what, ec.message()));
-  }
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    std::error_code ignored;
-    if (!old.empty()) fs::rename(old, target, ignored);
-    throw RuntimeError(fmt::format("{}: cannot move into place: {}", what, ec.message()));
-  }
-  if (!old.empty()) fs::remove_all(old, ec);
-}
 }  // namespace
 
 std::string quantization_of(const nlohmann::json& config, const std::string& config_path) {
@@ -257,17 +226,11 @@ QuantizeSummary quantize_model_dir(const std::string& dir, const std::string& ou
   m.config["quantization"] = "int8";
   m.config["quantized_from"] = fs::absolute(dir).lexically_normal().string();
 
-  const fs::path tmp = temporary_beside(target, out);
-  try {
-    save_int8_weights(*m.model, (tmp / kInt8WeightsFile).string());
-    write_file_atomic((tmp / kConfigFile).string(), m.config.dump(2) + "\n");
-    for (const std::string& f : subword_files(m.model_config.shared_vocab))
-      write_file_atomic((tmp / f).string(), read_small_file((fs::path(dir) / f).string(), kMaxSubwordBytes));
-    move_into_place(tmp, target, out);
-  } catch (...) {
-    fs::remove_all(tmp, ec);
-    throw;
-  }
+  write_model_directory(target.string(), out, [&](const std::string& tmp) {
+    save_int8_weights(*m.model, (fs::path(tmp) / kInt8WeightsFile).string());
+    write_file_atomic((fs::path(tmp) / kConfigFile).string(), m.config.dump(2) + "\n");
+    copy_subword_files(dir, tmp, m.model_config.shared_vocab);
+  });
   for (const auto& m2 : m.model->modules(false))
     if (auto* linear = dynamic_cast<QuantizableLinearImpl*>(m2.get())) summary.int8_weights += linear->weight.numel();
   for (const auto& p : m.model->parameters()) summary.fp32_weights += p.numel();

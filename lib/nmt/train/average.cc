@@ -58,30 +58,14 @@ AverageResult average_last_checkpoints(const std::string& model_dir, int last, c
   // anything is written.
   models::check_finite(*model, fmt::format("the average of {} checkpoints of {}", last, model_dir));
   config["averaged_from"] = result.checkpoints;
-  // Written into a hidden directory beside OUT and renamed into place, so a full disk leaves
-  // no half model directory (and no temporary files) behind.
+  // A full disk leaves no half model directory (and no temporary files) behind.
   fs::path target = fs::path(out_dir).lexically_normal();
-  if (!target.has_filename()) target = target.parent_path();  // "out/"
-  const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::string tmpl = (parent / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
-  if (!::mkdtemp(tmpl.data())) throw RuntimeError(fmt::format("{}: cannot create: {}", out_dir, std::strerror(errno)));
-  const fs::path tmp(tmpl);
-  try {
-    models::save_weights(*model, (tmp / models::kWeightsFile).string());
-    write_file_atomic((tmp / models::kConfigFile).string(), config.dump(2) + "\n");
-    for (const std::string& f : models::subword_files(model_config.shared_vocab))
-      write_file_atomic((tmp / f).string(), read_small_file((dir / f).string(), kMaxSubwordBytes));
-    std::error_code ec;
-    fs::permissions(tmp, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
-                             fs::perms::others_exec, ec);
-    fs::remove(target, ec);  // an empty OUT (checked above); rename cannot replace a directory otherwise
-    fs::rename(tmp, target, ec);
-    if (ec) throw RuntimeError(fmt::format("{}: cannot move into place: {}", out_dir, ec.message()));
-  } catch (...) {
-    std::error_code ec;
-    fs::remove_all(tmp, ec);
-    throw;
-  }
+  if (!target.has_filename()) target = target.parent_path();  // "out/": an empty OUT (checked above)
+  models::write_model_directory(target.string(), out_dir, [&](const std::string& tmp) {
+    models::save_weights(*model, (fs::path(tmp) / models::kWeightsFile).string());
+    write_file_atomic((fs::path(tmp) / models::kConfigFile).string(), config.dump(2) + "\n");
+    models::copy_subword_files(dir.string(), tmp, model_config.shared_vocab);
+  });
   return result;
 }
 

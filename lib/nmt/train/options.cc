@@ -14,9 +14,11 @@ namespace {
 constexpr long double kHuge = std::numeric_limits<double>::max();
 constexpr long double kMany = static_cast<long double>(int64_t{1} << 40);
 
-std::vector<OptionSpec<TrainOptions>> make_specs() {
+// The table, in the order of --help: data and subwords, then the model to start from, the
+// optimisation, stopping, validation and checkpoint options, then the run's own.
+std::vector<OptionSpec<TrainOptions>> data_specs() {
   using O = TrainOptions;
-  std::vector<OptionSpec<O>> s = {
+  return {
       option("train_prefix", "--train", "Data", "Training files PREFIX (reads PREFIX.SRC and PREFIX.TGT)", &O::train_prefix),
       option("valid_prefix", "--valid", "Data", "Validation files PREFIX", &O::valid_prefix),
       option("train_tsv", "--train-tsv", "Data", "Tab-separated pair file (source<TAB>target[<TAB>...])", &O::train_tsv),
@@ -56,7 +58,12 @@ std::vector<OptionSpec<TrainOptions>> make_specs() {
              "Start from the weights and spm.model of this model directory (same architecture options; a new "
              "optimizer, schedule and --out)",
              &O::init_from),
+  };
+}
 
+std::vector<OptionSpec<TrainOptions>> training_specs() {
+  using O = TrainOptions;
+  return {
       option("lr", "--lr", "Optimisation", "Peak learning rate, reached after --warmup updates", &O::lr).positive(kHuge),
       option("warmup", "--warmup", "Optimisation", "Linear warm-up steps", &O::warmup).range(0, kMany),
       option("lr_schedule", "--lr-schedule", "Optimisation",
@@ -117,7 +124,12 @@ std::vector<OptionSpec<TrainOptions>> make_specs() {
       option("max_bad_steps", "--max-bad-steps", "Checkpoints",
              "Stop after this many consecutive non-finite updates (each is skipped)", &O::max_bad_steps)
           .range(1, kMany).not_identity(),
+  };
+}
 
+std::vector<OptionSpec<TrainOptions>> run_specs() {
+  using O = TrainOptions;
+  return {
       option("seed", "--seed", "", "Random seed", &O::seed),
       option("threads", "--threads", "", "Threads: OpenBLAS's pool where OpenBLAS is loaded (LibTorch's is then 1), else LibTorch's (0 = the libraries' default)", &O::threads).range(0, 4096).not_identity(),
       option("device", "--device", "", "cpu, cuda or cuda:N (default: CUDA when available, else cpu)", &O::device)
@@ -128,25 +140,36 @@ std::vector<OptionSpec<TrainOptions>> make_specs() {
           .as_switch().not_saved(),
       option("quiet", "-q,--quiet", "", "No progress output (errors still go to stderr)", &O::quiet).as_switch().not_saved(),
   };
+}
+
+// Data parallelism: unset options (-1 / empty) come from the launcher's RANK, WORLD_SIZE,
+// LOCAL_RANK, MASTER_ADDR and MASTER_PORT (torchrun's names); see scripts/launch-local.sh.
+std::vector<OptionSpec<DistOptions>> dist_specs() {
+  using D = DistOptions;
+  return {
+      option("dist_rank", "--dist-rank", "Distributed", "This process's rank, 0..world-1 (default $RANK, else 0)", &D::rank),
+      option("dist_world_size", "--dist-world-size", "Distributed", "Number of processes (default $WORLD_SIZE, else 1)",
+             &D::world_size),
+      option("dist_local_rank", "--dist-local-rank", "Distributed",
+             "Rank on this machine, picks the GPU (default $LOCAL_RANK)", &D::local_rank),
+      option("dist_addr", "--dist-addr", "Distributed",
+             "Rendezvous host, rank 0's machine (default $MASTER_ADDR, else 127.0.0.1)", &D::master_addr),
+      option("dist_port", "--dist-port", "Distributed", "Rendezvous TCP port (default $MASTER_PORT, else 29500)",
+             &D::master_port),
+      option("dist_timeout", "--dist-timeout", "Distributed",
+             "Seconds a collective may wait for the other ranks before failing", &D::timeout_s),
+  };
+}
+
+std::vector<OptionSpec<TrainOptions>> make_specs() {
+  using O = TrainOptions;
+  std::vector<OptionSpec<O>> s = data_specs();
+  for (auto& spec : training_specs()) s.push_back(std::move(spec));
+  for (auto& spec : run_specs()) s.push_back(std::move(spec));
   // Model options: config.json's "model" section, declared in models/config.cc.
   for (const auto& m : models::model_option_specs())
     if (!m.flag.empty()) s.push_back(nested(m, &O::model)), s.back().saved = false;  // saved in "model"
-  // Data parallelism: unset options (-1 / empty) come from the launcher's RANK, WORLD_SIZE,
-  // LOCAL_RANK, MASTER_ADDR and MASTER_PORT (torchrun's names); see scripts/launch-local.sh.
-  using D = DistOptions;
-  for (auto d : {
-           option("dist_rank", "--dist-rank", "Distributed", "This process's rank, 0..world-1 (default $RANK, else 0)", &D::rank),
-           option("dist_world_size", "--dist-world-size", "Distributed", "Number of processes (default $WORLD_SIZE, else 1)",
-                  &D::world_size),
-           option("dist_local_rank", "--dist-local-rank", "Distributed",
-                  "Rank on this machine, picks the GPU (default $LOCAL_RANK)", &D::local_rank),
-           option("dist_addr", "--dist-addr", "Distributed",
-                  "Rendezvous host, rank 0's machine (default $MASTER_ADDR, else 127.0.0.1)", &D::master_addr),
-           option("dist_port", "--dist-port", "Distributed", "Rendezvous TCP port (default $MASTER_PORT, else 29500)",
-                  &D::master_port),
-           option("dist_timeout", "--dist-timeout", "Distributed",
-                  "Seconds a collective may wait for the other ranks before failing", &D::timeout_s),
-       })
+  for (auto d : dist_specs())
     s.push_back(nested(std::move(d).not_saved(), &O::dist));
   return s;
 }
