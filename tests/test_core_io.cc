@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <thread>
 
@@ -29,6 +30,37 @@ using nmt::test::TempDir;
 using nmt::test::write_bytes;
 
 namespace {
+
+// The RuntimeError `write` throws in a child process under a file size limit of `bytes`
+// (SIGXFSZ ignored, so a write past it fails with EFBIG, as on a full disk); "" when it throws
+// none. In a child, so that the limit never reaches the rest of the suite.
+std::string error_under_file_size_limit(rlim_t bytes, const std::function<void()>& write) {
+  int pipe_fds[2];
+  if (::pipe(pipe_fds) != 0) return "pipe failed";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    ::close(pipe_fds[0]);
+    ::signal(SIGXFSZ, SIG_IGN);
+    struct rlimit limit {bytes, bytes};
+    ::setrlimit(RLIMIT_FSIZE, &limit);
+    std::string message;
+    try {
+      write();
+    } catch (const RuntimeError& e) {
+      message = e.what();
+    }
+    const bool sent = ::write(pipe_fds[1], message.data(), message.size()) == static_cast<ssize_t>(message.size());
+    _exit(sent ? 0 : 1);
+  }
+  ::close(pipe_fds[1]);
+  std::string message;
+  char buffer[512];
+  for (ssize_t n; (n = ::read(pipe_fds[0], buffer, sizeof buffer)) > 0;) message.append(buffer, static_cast<size_t>(n));
+  ::close(pipe_fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? message : "the child failed";
+}
 
 size_t entries(const std::string& dir) {
   return static_cast<size_t>(std::distance(fs::directory_iterator(dir), fs::directory_iterator()));
@@ -105,22 +137,8 @@ TEST(OutputFile, AFileSizeLimitIsAWriteErrorAndLeavesNothing) {
   TempDir dir;
   const std::string f = dir.file("big.bin");
   write_bytes(f, "old");
-  // In a child: the limit and the ignored SIGXFSZ must not reach the rest of the suite.
-  const pid_t pid = fork();
-  if (pid == 0) {
-    ::signal(SIGXFSZ, SIG_IGN);
-    struct rlimit limit {4096, 4096};
-    ::setrlimit(RLIMIT_FSIZE, &limit);
-    try {
-      nmt::write_file_atomic(f, std::string(100000, 'x'));
-      _exit(2);
-    } catch (const RuntimeError& e) {
-      _exit(std::string(e.what()).find("File too large") != std::string::npos ? 0 : 3);
-    }
-  }
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  EXPECT_EQ(error_under_file_size_limit(4096, [&] { nmt::write_file_atomic(f, std::string(100000, 'x')); }),
+            f + ": cannot write: File too large");
   EXPECT_EQ(slurp(f), "old");
   EXPECT_EQ(entries(dir.path()), 1u);
 }
@@ -186,22 +204,9 @@ TEST(AppendFile, AppendsWholeLinesAndTakesBackOneThatDoesNotFit) {
   }
   nmt::AppendFile(f).append_line("{\"b\":2}");
   EXPECT_EQ(slurp(f), "{\"a\":1}\n{\"b\":2}\n");
-  // In a child: a file size limit that cuts the third line in the middle.
-  const pid_t pid = fork();
-  if (pid == 0) {
-    ::signal(SIGXFSZ, SIG_IGN);
-    struct rlimit limit {24, 24};
-    ::setrlimit(RLIMIT_FSIZE, &limit);
-    try {
-      nmt::AppendFile(f).append_line("{\"c\":\"longer than what fits\"}");
-      _exit(2);
-    } catch (const RuntimeError& e) {
-      _exit(std::string(e.what()).find(f + ": cannot append: File too large") == 0 ? 0 : 3);
-    }
-  }
-  int status = 0;
-  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  // A file size limit that cuts the third line in the middle.
+  EXPECT_EQ(error_under_file_size_limit(24, [&] { nmt::AppendFile(f).append_line("{\"c\":\"longer than what fits\"}"); }),
+            f + ": cannot append: File too large");
   EXPECT_EQ(slurp(f), "{\"a\":1}\n{\"b\":2}\n");  // not half a record
   expect_error<RuntimeError>([&] { nmt::AppendFile(dir.file("no/such/dir/x.jsonl")); },
                              {"x.jsonl", "cannot open for appending", "No such file"});

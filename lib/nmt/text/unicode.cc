@@ -252,25 +252,6 @@ std::vector<std::u32string> python_split(std::u32string_view text) {
   return fields;
 }
 
-std::vector<std::string> python_split(std::string_view utf8) {
-  std::vector<std::string> fields;
-  size_t pos = 0, start = 0;
-  bool in_field = false;
-  while (pos < utf8.size()) {
-    size_t here = pos;
-    bool space = is_python_space(next_or_throw(utf8, pos));
-    if (space && in_field) {
-      fields.emplace_back(utf8.substr(start, here - start));
-      in_field = false;
-    } else if (!space && !in_field) {
-      start = here;
-      in_field = true;
-    }
-  }
-  if (in_field) fields.emplace_back(utf8.substr(start));
-  return fields;
-}
-
 void python_split(std::string_view utf8, std::vector<std::string_view>& fields) {
   fields.clear();
   const size_t n = utf8.size();
@@ -297,6 +278,12 @@ void python_split(std::string_view utf8, std::vector<std::string_view>& fields) 
     }
   }
   if (in_field) fields.push_back(utf8.substr(start));
+}
+
+std::vector<std::string> python_split(std::string_view utf8) {
+  std::vector<std::string_view> fields;
+  python_split(utf8, fields);
+  return std::vector<std::string>(fields.begin(), fields.end());
 }
 
 std::u32string remove_python_spaces(std::u32string_view text) {
