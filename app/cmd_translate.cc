@@ -19,6 +19,7 @@
 #include "search_flags.h"
 #include "nmt/decode/sampling.h"
 #include "nmt/decode/translator.h"
+#include "nmt/models/architecture.h"
 #include "nmt/models/quantize.h"
 #include "nmt/models/transformer.h"
 #include "nmt/quant/int8_gemm.h"
@@ -71,11 +72,12 @@ std::unique_ptr<decode::SearchStrategy> make_strategy(const DecodeArgs& a) {
 }
 
 // --attention-layer / --attention-head (or attention's --layer / --head) against the model:
-// -1 or an existing layer / head; the GRU has one attention, so only -1.
+// -1 or an existing layer / head; a model with one attention (the GRU) takes only -1.
 void check_attention_choice(const models::ModelConfig& c, int64_t layer, int64_t head, const char* layer_flag,
                             const char* head_flag) {
-  const int64_t layers = c.type == "transformer" ? c.decoder_layers : 0;
-  const int64_t heads = c.type == "transformer" ? c.heads : 0;
+  const models::Architecture& arch = models::architecture(c.type);
+  const int64_t layers = arch.attention_layers(c);
+  const int64_t heads = arch.attention_heads(c);
   if (!(layer == -1 || (layer >= 0 && layer < layers)))
     throw UsageError(fmt::format("{} is {}: the {} model has {} decoder layer(s) to choose from (-1 for the last)",
                                  layer_flag, layer, c.type, layers));
@@ -214,9 +216,11 @@ std::string numbered_path(const std::string& path, size_t line_no, bool several)
   return fmt::format("{}-{}{}", path.substr(0, dot), line_no, path.substr(dot));
 }
 
-std::string attention_title(int64_t layer, int64_t head, const std::string& model_type) {
-  if (model_type != "transformer") return "additive attention";
-  return fmt::format("cross-attention, {}, {}", layer < 0 ? std::string("last layer") : fmt::format("layer {}", layer),
+std::string attention_title(int64_t layer, int64_t head, const models::ModelConfig& config) {
+  const models::Architecture& arch = models::architecture(config.type);
+  if (arch.attention_layers(config) == 0) return arch.attention_name;
+  return fmt::format("{}, {}, {}", arch.attention_name,
+                     layer < 0 ? std::string("last layer") : fmt::format("layer {}", layer),
                      head < 0 ? std::string("mean of heads") : fmt::format("head {}", head));
 }
 
@@ -374,7 +378,7 @@ void run_translate(const TranslateFlags& flags) {
   OutputFile out(output->empty() ? "-" : *output);
   std::optional<OutputFile> attention_file;
   if (!attention->empty()) attention_file.emplace(*attention);
-  const std::string title = attention_title(*layer, *head, translator.loaded().model_config.type);
+  const std::string title = attention_title(*layer, *head, translator.loaded().model_config);
   bool several_svgs = false;  // decided once the input size is known
   decode::TranslateStats stats;
   size_t written = 0;
@@ -592,7 +596,7 @@ void add_attention_command(CLI::App& app) {
       return;
     }
     const std::string path = out->empty() ? "attention.svg" : *out;
-    write_file_atomic(path, viz::attention_svg(map, fmt::format("{} ({})", attention_title(*layer, *head, translator.loaded().model_config.type),
+    write_file_atomic(path, viz::attention_svg(map, fmt::format("{} ({})", attention_title(*layer, *head, translator.loaded().model_config),
                                                                  translator.loaded().model_config.type)));
     if (!a->quiet) std::fprintf(stderr, "attention heatmap written to %s\n", path.c_str());
   });

@@ -175,7 +175,7 @@ TEST_F(SeparateVocabularies, AResumedRunKeepsItsSubwordModels) {
 TEST(SeparateVocabularyOptions, BadValuesAreRefusedInOneLineBeforeAnyWork) {
   nmt::test::TempDir dir;
   const std::string out = dir.file("never");
-  for (const std::string& bad : {"--src-vocab-size 50", "--separate-vocab --src-vocab-size 3",
+  for (const std::string& bad : std::vector<std::string>{"--src-vocab-size 50", "--separate-vocab --src-vocab-size 3",
                                  "--separate-vocab --src-vocab-size -1", "--separate-vocab --src-vocab-size 2000000"}) {
     auto r = run_command(train_command("transformer-tiny", out, bad));
     EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;

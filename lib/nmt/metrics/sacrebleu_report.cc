@@ -424,7 +424,9 @@ std::string fancy_grid(const std::vector<std::string>& headers, const std::vecto
       out += "│";
       for (size_t c = 0; c < ncols; ++c) {
         const std::string text = h < lines[c].size() ? lines[c][h] : "";
-        out += " " + pad(text, width[c], c == 0) + " │";
+        out += ' ';  // appended piece by piece: GCC 12 warns (falsely) on " " + std::string at -O3 in C++20
+        out += pad(text, width[c], c == 0);
+        out += " │";
       }
       out += "\n";
     }

@@ -2,18 +2,13 @@
 
 #include <fmt/format.h>
 
-#include "nmt/models/gru_bahdanau.h"
+#include "nmt/models/architecture.h"
 #include "nmt/models/model.h"
-#include "nmt/models/transformer.h"
 #include "nmt/util/error.h"
 
 namespace nmt::models {
 
-Seq2SeqModel make_model(const ModelConfig& config) {
-  if (config.type == "transformer") return std::make_shared<TransformerImpl>(config);
-  if (config.type == "gru") return std::make_shared<GruBahdanauImpl>(config);
-  throw RuntimeError(fmt::format("unknown model type '{}'", config.type));
-}
+Seq2SeqModel make_model(const ModelConfig& config) { return architecture(config.type).make(config); }
 
 int64_t count_parameters(const Seq2SeqModelImpl& model) {
   std::unordered_set<const void*> seen;

@@ -151,7 +151,10 @@ namespace {
 // A hidden directory beside `target` to build it in (then renamed into place).
 fs::path temporary_beside(const fs::path& target, const std::string& what) {
   const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::string tmpl = (parent / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
+  std::string name = ".";  // built by appending: GCC 12 warns (falsely) on "." + std::string at -O3 in C++20
+  name += target.filename().string();
+  name += ".tmp-XXXXXX";
+  std::string tmpl = (parent / name).string();
   if (!::mkdtemp(tmpl.data())) throw RuntimeError(fmt::format("{}: cannot create: {}", what, std::strerror(errno)));
   return tmpl;
 }

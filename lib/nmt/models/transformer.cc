@@ -1,11 +1,16 @@
 #include "nmt/models/transformer.h"
 
+#include <algorithm>
 #include <cmath>
+
+#include <fmt/format.h>
 
 #include <torch/version.h>
 
+#include "nmt/models/architecture.h"
 #include "nmt/models/init.h"
 #include "nmt/models/small_query_attention.h"
+#include "nmt/util/error.h"
 
 namespace nmt::models {
 namespace F = torch::nn::functional;
@@ -430,6 +435,48 @@ torch::Tensor TransformerImpl::step(const torch::Tensor& prev_tokens, DecoderSta
               "Transformer::step: not this model's state");
   state.position += 1;
   return project(hidden);
+}
+
+// ---------------------------------------------------------------------------------------
+// The Transformer as the registry knows it (nmt/models/architecture.h).
+
+Architecture transformer_architecture() {
+  Architecture a;
+  a.name = "transformer";
+  a.check = [](const ModelConfig& c, const ConfigChecks& checks) {
+    checks.in_range("d_model", c.d_model, 1, kMaxWidth);
+    checks.in_range("heads", c.heads, 1, c.d_model);
+    if (c.d_model % c.heads != 0)
+      throw RuntimeError(fmt::format("{} {} must be a multiple of {} {}", checks.name("d_model"), c.d_model,
+                                     checks.name("heads"), c.heads));
+    checks.in_range("ffn", c.ffn, 1, kMaxFfn);
+    checks.in_range("encoder_layers", c.encoder_layers, 1, kMaxLayers);
+    checks.in_range("decoder_layers", c.decoder_layers, 1, kMaxLayers);
+    checks.in_range("max_positions", c.max_positions, 2, kMaxPositions);
+    checks.probability("attention_dropout", c.attention_dropout);
+    checks.probability("activation_dropout", c.activation_dropout);
+    const double vocab = static_cast<double>(std::max(c.src_vocab, c.tgt_vocab)) * 2;
+    const double d = static_cast<double>(c.d_model);
+    return vocab * d + static_cast<double>(c.max_positions) * d +
+           static_cast<double>(c.encoder_layers + 2 * c.decoder_layers) * (4 * d * d + 2 * d * static_cast<double>(c.ffn));
+  };
+  a.forward_flops = [](const ModelConfig& c, int64_t batch, int64_t src_len, int64_t tgt_len) {
+    const double B = static_cast<double>(batch), S = static_cast<double>(src_len), T = static_cast<double>(tgt_len);
+    const double V = static_cast<double>(c.tgt_vocab);
+    const double d = static_cast<double>(c.d_model), f = static_cast<double>(c.ffn);
+    // Self-attention: fused QKV, QKᵀ, weights·V, output projection; feed-forward: two layers.
+    const double enc_layer = 2 * B * S * d * 3 * d + 2 * 2 * B * S * S * d + 2 * B * S * d * d + 2 * 2 * B * S * d * f;
+    const double dec_layer = 2 * B * T * d * 3 * d + 2 * 2 * B * T * T * d + 2 * B * T * d * d  // self-attention
+                             + 2 * B * T * d * d + 2 * B * S * d * 2 * d + 2 * 2 * B * T * S * d +
+                             2 * B * T * d * d                                                   // cross-attention
+                             + 2 * 2 * B * T * d * f;                                            // feed-forward
+    return c.encoder_layers * enc_layer + c.decoder_layers * dec_layer + 2 * B * T * d * V;
+  };
+  a.attention_layers = [](const ModelConfig& c) { return c.decoder_layers; };
+  a.attention_heads = [](const ModelConfig& c) { return c.heads; };
+  a.attention_name = "cross-attention";
+  a.make = [](const ModelConfig& c) -> Seq2SeqModel { return std::make_shared<TransformerImpl>(c); };
+  return a;
 }
 
 }  // namespace nmt::models

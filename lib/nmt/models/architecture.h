@@ -1,0 +1,56 @@
+#pragma once
+// The architectures nmt builds, each described once, as CTranslate2's model factory registers
+// its models: the name config.json gives it, the sizes it checks, what a forward pass costs,
+// which of its attentions a user may pick, and how to build it. Nothing else compares
+// ModelConfig::type: a new architecture is its own files plus one line in architecture.cc's
+// table (or a register_architecture() call, as tests/test_torch_architecture.cc does).
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "nmt/models/config.h"
+#include "nmt/models/model.h"
+
+namespace nmt::models {
+
+// The range checks ModelConfig::validate offers an architecture, naming keys as the caller
+// spells them ("ffn" on config.json, "--ffn" on the command line).
+class ConfigChecks {
+ public:
+  explicit ConfigChecks(std::function<std::string(const std::string&)> name) : name_(std::move(name)) {}
+  void in_range(const char* key, int64_t value, int64_t lo, int64_t hi) const;
+  void probability(const char* key, double value) const;  // in [0, 1)
+  std::string name(const std::string& key) const { return name_(key); }
+
+ private:
+  std::function<std::string(const std::string&)> name_;
+};
+
+struct Architecture {
+  std::string name;  // ModelConfig::type, "model.type" in config.json
+  // Checks the sizes this architecture reads (throws RuntimeError naming the key) and returns
+  // its approximate number of weights, which validate() bounds.
+  std::function<double(const ModelConfig&, const ConfigChecks&)> check;
+  // Multiply-add FLOPs of a teacher-forced forward pass over `batch` sentences padded to
+  // `src_len` and `tgt_len` positions (nmt bench's GFLOP/s).
+  std::function<double(const ModelConfig&, int64_t batch, int64_t src_len, int64_t tgt_len)> forward_flops;
+  // The attentions --attention-layer / --attention-head choose from; 0 layers: one attention,
+  // only -1 accepted. `attention_name` titles its pictures.
+  std::function<int64_t(const ModelConfig&)> attention_layers;
+  std::function<int64_t(const ModelConfig&)> attention_heads;
+  std::string attention_name;
+  std::function<Seq2SeqModel(const ModelConfig&)> make;
+};
+
+// The architecture called `name`; RuntimeError "unknown model type 'x' (transformer or gru)".
+const Architecture& architecture(const std::string& name);
+std::vector<std::string> architecture_names();
+// Adds an architecture (a test's, a plug-in's); RuntimeError if the name is taken.
+void register_architecture(Architecture architecture);
+
+// The built-in ones, defined beside their models (transformer.cc, gru_bahdanau.cc).
+Architecture transformer_architecture();
+Architecture gru_architecture();
+
+}  // namespace nmt::models
