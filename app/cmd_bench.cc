@@ -18,7 +18,9 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
-#include "search_flags.h"
+#include "option_binder.h"
+#include "nmt/decode/strategy.h"
+#include "nmt/util/runtime_options.h"
 #include "train_options.h"
 #include "nmt/data/batching.h"
 #include "nmt/data/corpus.h"
@@ -51,23 +53,43 @@ double peak_rss_mb() {
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-struct BenchModelArgs {
-  std::string preset, train_prefix, src = "en", tgt = "fr", spm;
-  int threads = 0;
-  int64_t max_tokens = 0;
-  uint64_t seed = 1;
+// The model and data of `bench train` and `bench init`: --preset, then the rows of nmt train's
+// option table a benchmark takes (so --max-tokens, --threads, ... mean and check what they do in
+// nmt train), and --spm.
+class BenchModelFlags {
+ public:
+  BenchModelFlags(CLI::App* cmd, std::vector<std::string> keys)
+      : preset_option_(cmd->add_option("--preset", preset_, "Model recipe (see nmt train --preset)")->required()),
+        train_(cmd, train::train_option_specs(), on_cpu(), OptionUse{std::move(keys), {}}) {
+    cmd->add_option("--spm", spm_, "SentencePiece model to use (default: train one on the corpus, as nmt train does)");
+  }
+
+  // The preset's options with those given over them, checked.
+  train::TrainOptions options() const {
+    return with_flag_names([&] {
+      train::TrainOptions o = on_cpu();
+      train::apply_preset(preset_, o);
+      train_.apply(o);
+      train::validate_options(o, train::flag_of);
+      return o;
+    });
+  }
+  const std::string& preset() const { return preset_; }
+  const std::string& spm() const { return spm_; }
+
+ private:
+  static train::TrainOptions on_cpu() {  // a benchmark names the device it measures
+    train::TrainOptions o;
+    o.device = "cpu";
+    return o;
+  }
+
+  std::string preset_, spm_;
+  CLI::Option* preset_option_;
+  OptionBinder<train::TrainOptions> train_;
 };
 
-void add_model_args(CLI::App* cmd, BenchModelArgs& a) {
-  cmd->add_option("--preset", a.preset, "Model recipe (see nmt train --preset)")->required();
-  cmd->add_option("--train", a.train_prefix, "Parallel corpus PREFIX (PREFIX.src, PREFIX.tgt)")->required();
-  cmd->add_option("--src", a.src, "Source language suffix")->capture_default_str();
-  cmd->add_option("--tgt", a.tgt, "Target language suffix")->capture_default_str();
-  cmd->add_option("--spm", a.spm, "SentencePiece model to use (default: train one on the corpus, as nmt train does)");
-  cmd->add_option("--threads", a.threads, "Threads (as nmt train --threads)")->capture_default_str();
-  cmd->add_option("--max-tokens", a.max_tokens, "Padded tokens per side per batch (default: the preset's)");
-  cmd->add_option("--seed", a.seed, "Random seed")->capture_default_str();
-}
+const std::vector<std::string> kBenchDataKeys = {"train_prefix", "src_lang", "tgt_lang", "max_tokens", "seed", "threads"};
 
 // Options, corpus encoded with the subword model, and the subword model's bytes.
 struct Prepared {
@@ -77,21 +99,16 @@ struct Prepared {
   std::string spm_bytes;
 };
 
-Prepared prepare(const BenchModelArgs& a) {
+Prepared prepare(const train::TrainOptions& options, const std::string& spm) {
   Prepared p;
-  with_flag_names([&] { train::apply_preset(a.preset, p.options); });
-  if (a.max_tokens > 0) p.options.max_tokens = a.max_tokens;
-  p.options.seed = a.seed;
-  p.options.threads = a.threads;
-  p.options.train_prefix = a.train_prefix;
-  p.options.src_lang = a.src;
-  p.options.tgt_lang = a.tgt;
-  auto corpus = data::read_parallel(a.train_prefix, a.src, a.tgt).corpus;
+  p.options = options;
+  if (p.options.train_prefix.empty()) throw UsageError("--train is required");
+  auto corpus = data::read_parallel(p.options.train_prefix, p.options.src_lang, p.options.tgt_lang).corpus;
   // The subword model and encoding nmt train makes (vocabulary, type, seed; long pairs left out).
-  p.spm_bytes = a.spm.empty()
+  p.spm_bytes = spm.empty()
                     ? text::SubwordModel::train_serialized(train::joint_sentences(corpus), train::subword_options(p.options))
-                    : read_file(a.spm);
-  auto sp = text::SubwordModel::load_from_serialized(p.spm_bytes, a.spm.empty() ? "trained subword model" : a.spm);
+                    : read_file(spm);
+  auto sp = text::SubwordModel::load_from_serialized(p.spm_bytes, spm.empty() ? "trained subword model" : spm);
   p.options.model.src_vocab = p.options.model.tgt_vocab = sp.vocab_size();
   p.options.model.shared_vocab = true;
   size_t dropped = 0;
@@ -109,9 +126,13 @@ nlohmann::json model_config_json(const train::TrainOptions& o) {
 
 void add_matmul(CLI::App& bench) {
   auto* cmd = bench.add_subcommand("matmul", "Achieved GFLOP/s of float32 matrix products (best of several sizes)");
-  auto threads = std::make_shared<int>(0);
-  cmd->add_option("--threads", *threads, "Threads (as nmt train --threads)")->capture_default_str();
-  cmd->callback([threads] {
+  auto runtime = std::make_shared<OptionBinder<RuntimeOptions>>(cmd, runtime_option_specs(), RuntimeOptions{},
+                                                                OptionUse{{"threads"}, {}});
+  cmd->callback([runtime] {
+    RuntimeOptions r;
+    runtime->apply(r);
+    with_flag_names([&] { check_options(r, runtime_option_specs()); });
+    const int* threads = &r.threads;
     set_threads(*threads);
     torch::NoGradGuard guard;
     nlohmann::json sizes = nlohmann::json::object();
@@ -135,30 +156,26 @@ void add_matmul(CLI::App& bench) {
 
 void add_train(CLI::App& bench) {
   auto* cmd = bench.add_subcommand("train", "Training tokens/s on fixed batches after warm-up");
-  auto a = std::make_shared<BenchModelArgs>();
+  std::vector<std::string> keys = kBenchDataKeys;
+  keys.insert(keys.end(), {"device", "bf16"});
+  auto a = std::make_shared<BenchModelFlags>(cmd, keys);
   auto steps = std::make_shared<int64_t>(10);
   auto warmup = std::make_shared<int64_t>(3);
   auto dump_batches = std::make_shared<std::string>();
   auto dump_config = std::make_shared<std::string>();
-  auto device_name = std::make_shared<std::string>("cpu");
-  auto bf16 = std::make_shared<bool>(false);
-  add_model_args(cmd, *a);
-  cmd->add_option("--device", *device_name, "cpu, cuda or cuda:N (as nmt train --device)")->capture_default_str();
-  cmd->add_flag("--bf16", *bf16, "bf16 autocast of the forward pass (CUDA; as nmt train --bf16)");
   cmd->add_option("--steps", *steps, "Timed updates")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--warmup", *warmup, "Untimed updates first")->capture_default_str();
   cmd->add_option("--dump-batches", *dump_batches,
                   "Write the warm-up + timed batches as JSON lines {\"src\": [[ids]], \"tgt\": [[ids]]} (no BOS/EOS)");
   cmd->add_option("--dump-config", *dump_config, "Write the model's config.json (for the PyTorch reference)");
-  cmd->callback([a, steps, warmup, dump_batches, dump_config, device_name, bf16] {
-    set_threads(a->threads);
+  cmd->callback([a, steps, warmup, dump_batches, dump_config] {
+    const train::TrainOptions options = a->options();
+    set_threads(options.threads);
     keep_freed_memory_for_reuse();  // as nmt train does
-    const torch::Device device = resolve_device(*device_name);
-    if (*bf16 && !device.is_cuda()) throw UsageError("--bf16 needs a CUDA device (--device cuda)");
-    torch::manual_seed(a->seed);
-    Prepared p = prepare(*a);
-    p.options.bf16 = *bf16;
-    p.options.device = *device_name;
+    const torch::Device device = resolve_device(options.device);
+    if (options.bf16 && !device.is_cuda()) throw UsageError("--bf16 needs a CUDA device (--device cuda)");
+    torch::manual_seed(static_cast<uint64_t>(options.seed));
+    Prepared p = prepare(options, a->spm());
     const auto& o = p.options;
     data::BatchOptions bo;
     bo.max_tokens = static_cast<size_t>(o.max_tokens);
@@ -209,8 +226,8 @@ void add_train(CLI::App& bench) {
     }
     synchronize(device);
     const double secs = seconds_since(t0);
-    std::cout << nlohmann::json{{"impl", "nmt"}, {"model", o.model.type}, {"preset", a->preset}, {"steps", *steps},
-                                {"device", device.str()}, {"bf16", *bf16}, {"peak_gpu_mb", peak_gpu_mb(device)},
+    std::cout << nlohmann::json{{"impl", "nmt"}, {"model", o.model.type}, {"preset", a->preset()}, {"steps", *steps},
+                                {"device", device.str()}, {"bf16", o.bf16}, {"peak_gpu_mb", peak_gpu_mb(device)},
                                 {"seconds", secs}, {"tokens", tokens}, {"tokens_per_s", tokens / secs},
                                 {"matmul_flops", flops}, {"gflops", flops / secs / 1e9},
                                 {"parameters", models::count_parameters(*model)}, {"peak_rss_mb", peak_rss_mb()},
@@ -223,13 +240,13 @@ void add_train(CLI::App& bench) {
 
 void add_init(CLI::App& bench) {
   auto* cmd = bench.add_subcommand("init", "Write a model directory with freshly initialised weights (no training)");
-  auto a = std::make_shared<BenchModelArgs>();
+  auto a = std::make_shared<BenchModelFlags>(cmd, kBenchDataKeys);
   auto out = std::make_shared<std::string>();
-  add_model_args(cmd, *a);
   cmd->add_option("-o,--out", *out, "Model directory to create")->required();
   cmd->callback([a, out] {
-    torch::manual_seed(a->seed);
-    Prepared p = prepare(*a);
+    const train::TrainOptions options = a->options();
+    torch::manual_seed(static_cast<uint64_t>(options.seed));
+    Prepared p = prepare(options, a->spm());
     std::filesystem::create_directories(*out);
     write_file_atomic(*out + "/" + models::kSubwordFile, p.spm_bytes);
     write_file_atomic(*out + "/" + models::kConfigFile, model_config_json(p.options).dump(2) + "\n");
@@ -252,31 +269,35 @@ void add_translate(CLI::App& bench) {
   auto* cmd = bench.add_subcommand("translate", "Translation speed of a model directory on a source file");
   auto model_dir = std::make_shared<std::string>();
   auto src = std::make_shared<std::string>();
-  auto threads = std::make_shared<int>(0);
-  auto batch_size = std::make_shared<int64_t>(64);
   auto limit = std::make_shared<size_t>(0);
-  auto search = std::make_shared<SearchFlags>();
   auto dump_ids = std::make_shared<std::string>();
   auto dump_hyp_ids = std::make_shared<std::string>();
-  auto device_name = std::make_shared<std::string>("cpu");
   auto per_sentence = std::make_shared<bool>(false);
   cmd->add_option("-m,--model", *model_dir, "Model directory")->required();
-  cmd->add_option("--device", *device_name, "cpu, cuda or cuda:N (as nmt translate --device)")->capture_default_str();
   cmd->add_option("--src", *src, "Source sentences")->required();
-  cmd->add_option("--threads", *threads, "Threads (as nmt translate --threads)")->capture_default_str();
-  cmd->add_option("--batch-size", *batch_size, "Sentences per batch")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--limit", *limit, "Only the first N sentences (0 = all)")->capture_default_str();
-  add_search_flags(cmd, *search, "Beam size (1 = greedy)");
+  RuntimeOptions on_cpu;  // a benchmark names the device it measures
+  on_cpu.device = "cpu";
+  auto runtime = std::make_shared<OptionBinder<RuntimeOptions>>(cmd, runtime_option_specs(), on_cpu,
+                                                                OptionUse{{"threads", "device"}, {}});
+  auto search = std::make_shared<OptionBinder<decode::SearchOptions>>(
+      cmd, decode::search_option_specs(), decode::SearchOptions{},
+      OptionUse{{"beam", "length_penalty", "alpha", "shrink", "max_len_a", "max_len_b", "batch_size"}, {}});
   cmd->add_option("--dump-ids", *dump_ids, "Write the encoded sources as JSON lines of ids (for the PyTorch reference)");
   cmd->add_option("--dump-hyp-ids", *dump_hyp_ids, "Write the output ids as JSON lines (greedy only)");
   cmd->add_flag("--per-sentence", *per_sentence,
                 "Translate the sentences one at a time, each timed: adds latency_ms (p50, p95, p99, mean) to the result, "
                 "what a server's latency at one connection compares with");
   cmd->callback([=] {
-    check_search_flags(*search, 1000);
-    const int64_t beam = search->beam.beam;
-    set_threads(*threads);
-    const torch::Device device = resolve_device(*device_name);
+    RuntimeOptions r = on_cpu;
+    runtime->apply(r);
+    with_flag_names([&] { check_options(r, runtime_option_specs()); });
+    decode::SearchOptions o;
+    search->apply(o);
+    decode::validate_search_options(o, flag_of);
+    const int64_t beam = o.beam;
+    set_threads(r.threads);
+    const torch::Device device = resolve_device(r.device);
     const auto t_load = Clock::now();
     models::LoadedModel loaded = models::load_model(*model_dir);
     loaded.model->to(device);
@@ -289,24 +310,17 @@ void add_translate(CLI::App& bench) {
       for (const auto& l : lines) text += nlohmann::json(translator.subwords().source.encode(l)).dump() + "\n";
       write_file_atomic(*dump_ids, text);
     }
-    decode::DecodeOptions d;
-    d.max_sentences = *batch_size;
-    search->apply_to(d);
+    const decode::DecodeOptions d = decode::decode_options(o);
+    const auto strategy = decode::make_search_strategy(o);
     decode::TranslateStats stats;
     std::vector<decode::Hypothesis> hyps;
     // One untimed sentence first: the allocator and thread pools warm up, as in the reference.
     translator.translate({lines.front()}, d);
     synchronize(device);
     reset_peak_gpu_memory(device);
-    const decode::BeamOptions& b = search->beam;
     auto translate = [&](const std::vector<std::string>& batch) {
-      if (beam > 1) {
-        translator.translate_beam(batch, d, b, &stats);
-      } else {
-        std::vector<decode::Hypothesis> h;
-        translator.translate(batch, d, &stats, &h);
-        for (auto& x : h) hyps.push_back(std::move(x));
-      }
+      for (auto& n : translator.translate(batch, d, *strategy, &stats))
+        if (beam == 1) hyps.push_back(std::move(n.front().hypothesis));
       synchronize(device);
     };
     std::vector<double> latencies_ms;
@@ -329,8 +343,8 @@ void add_translate(CLI::App& bench) {
     const std::string weights = translator.loaded().quantization.empty() ? "fp32" : translator.loaded().quantization;
     std::cout << nlohmann::json{{"impl", "nmt"}, {"model", translator.loaded().model_config.type},
                                 {"weights", weights}, {"int8_kernel", weights == "int8" ? nlohmann::json(quant::kernel_name()) : nlohmann::json()},
-                                {"batch_size", *batch_size},
-                                {"beam", beam}, {"beam_shrink", b.shrink}, {"alpha", b.alpha}, {"sentences", lines.size()}, {"seconds", secs},
+                                {"batch_size", o.batch_size},
+                                {"beam", beam}, {"beam_shrink", o.shrink}, {"alpha", o.alpha}, {"sentences", lines.size()}, {"seconds", secs},
                                 {"sentences_per_s", lines.size() / secs}, {"target_tokens", stats.target_tokens},
                                 {"target_tokens_per_s", stats.target_tokens / secs}, {"load_seconds", load_secs},
                                 {"peak_rss_mb", peak_rss_mb()}, {"device", device.str()},

@@ -31,7 +31,11 @@
 
 #include "commands.h"
 #include "run_app.h"
-#include "search_flags.h"
+#include "option_binder.h"
+#include "nmt/decode/strategy.h"
+#include "nmt/models/quantize.h"
+#include "nmt/serve/options.h"
+#include "nmt/util/runtime_options.h"
 #include "nmt/decode/translator.h"
 #include "nmt/serve/api.h"
 #include "nmt/serve/batcher.h"
@@ -46,41 +50,48 @@ namespace nmt::cli {
 
 namespace {
 
-struct ServeArgs : SearchFlags {  // --beam: the default of requests that name none
+// What `nmt serve` is told: its own options (serve/options.h), the search options requests may
+// leave out (--beam: the default of requests that name none), and the runtime options (--threads:
+// each decoding worker's).
+struct ServeArgs : serve::ServeOptions {
   std::vector<std::string> model_dirs;
-  std::string host = "127.0.0.1";
-  int port = 8080;
-  int threads = 0;  // each decoding worker's LibTorch/BLAS threads
-  int workers = 1;  // decoding threads, each with its own batches
-  int http_threads = 128;
-  std::string device;
-  size_t max_batch = 64;
-  double batch_wait_ms = 10;
-  size_t max_body_bytes = 10 * 1024 * 1024;
-  size_t max_sentences = 1000;
-  int max_beam = 16;
-  int timeout_s = 10;
-  std::string api_key;
-  std::string api_key_file;
-  bool quiet = false;
+  decode::SearchOptions search;
+  RuntimeOptions runtime;
 };
 
-void check_serve_args(ServeArgs& a) {
-  if (a.port < 0 || a.port > 65535) throw UsageError(fmt::format("--port is {}, must be between 0 and 65535", a.port));
-  if (a.threads < 0 || a.threads > 4096) throw UsageError(fmt::format("--threads is {}, must be between 0 and 4096", a.threads));
-  if (a.workers < 1 || a.workers > 256) throw UsageError(fmt::format("--workers is {}, must be between 1 and 256", a.workers));
-  if (a.http_threads < 1 || a.http_threads > 4096)
-    throw UsageError(fmt::format("--http-threads is {}, must be between 1 and 4096", a.http_threads));
-  if (a.max_batch < 1 || a.max_batch > 100'000) throw UsageError(fmt::format("--max-batch is {}, must be between 1 and 100000", a.max_batch));
-  if (!(a.batch_wait_ms >= 0 && a.batch_wait_ms <= 10'000))
-    throw UsageError(fmt::format("--batch-wait-ms is {}, must be between 0 and 10000", a.batch_wait_ms));
-  if (a.max_body_bytes < 1) throw UsageError("--max-body-bytes must be at least 1");
-  if (a.max_sentences < 1) throw UsageError("--max-sentences must be at least 1");
-  if (a.max_beam < 1 || a.max_beam > 1000) throw UsageError(fmt::format("--max-beam is {}, must be between 1 and 1000", a.max_beam));
-  if (a.timeout_s < 1 || a.timeout_s > 3600) throw UsageError(fmt::format("--timeout is {}, must be between 1 and 3600", a.timeout_s));
-  if (!a.api_key.empty() && !a.api_key_file.empty()) throw UsageError("give --api-key or --api-key-file, not both");
-  check_search_flags(a, a.max_beam);
-}
+class ServeFlags {
+ public:
+  explicit ServeFlags(CLI::App* cmd)
+      : model_(add_model_option(cmd, dirs_, ModelList::kServed)),
+        server_(cmd, serve::serve_option_specs()),
+        search_(cmd, decode::search_option_specs(), {},
+                OptionUse{{"beam", "length_penalty", "alpha", "shrink", "max_len_a", "max_len_b"},
+                          {{"beam", "Beam size when a request names none (1 = greedy decoding)"}}}),
+        runtime_(cmd, runtime_option_specs(), {},
+                 OptionUse{{},
+                           {{"threads", "Each decoding worker's LibTorch/BLAS threads (0 = default)"},
+                            {"quiet", "No log line per request on stderr (start, stop and errors still shown)"}}}) {}
+
+  // The options given, checked before any model is loaded.
+  ServeArgs args() const {
+    ServeArgs a;
+    a.model_dirs = dirs_;
+    server_.apply(a);
+    search_.apply(a.search);
+    runtime_.apply(a.runtime);
+    decode::validate_search_options(a.search, flag_of);
+    with_flag_names([&] { check_options(a.runtime, runtime_option_specs()); });
+    serve::validate_serve_options(a, a.search.beam, flag_of);
+    return a;
+  }
+
+ private:
+  std::vector<std::string> dirs_;
+  CLI::Option* model_;
+  OptionBinder<serve::ServeOptions> server_;
+  OptionBinder<decode::SearchOptions> search_;
+  OptionBinder<RuntimeOptions> runtime_;
+};
 
 // The bearer token every request must carry, or "" for none. A key file's first line, so that
 // the key need not appear in `ps` output or the shell's history.
@@ -117,15 +128,13 @@ struct ServedModel {
 std::vector<serve::Nbest> decode_batch(std::map<std::string, ServedModel>& models, const ServeArgs& a,
                                        const serve::DecodeKey& key, const std::vector<std::string>& lines) {
   decode::Translator& t = *models.at(key.model).translator;
-  decode::DecodeOptions d;
-  d.max_sentences = static_cast<int64_t>(a.max_batch);
-  a.apply_to(d);
-  decode::BeamOptions b = a.beam;  // the server's length penalty, α and shrinking
-  b.beam = key.beam;
-  b.nbest = key.nbest;
+  decode::SearchOptions search = a.search;  // the server's length limit, length penalty, α and shrinking
+  search.beam = key.beam;
+  search.nbest = key.nbest;
+  search.batch_size = static_cast<int64_t>(a.max_batch);
   std::vector<serve::Nbest> out;
   out.reserve(lines.size());
-  for (auto& n : t.translate(lines, d, *decode::make_search_strategy(b))) {
+  for (auto& n : t.translate(lines, decode::decode_options(search), *decode::make_search_strategy(search))) {
     serve::Nbest list;
     for (auto& s : n) list.push_back({std::move(s.text), s.hypothesis.score});
     out.push_back(std::move(list));
@@ -189,9 +198,13 @@ ServedModels load_served_models(const ServeArgs& a) {
     m.names.push_back(name);
     m.by_name[name] = ServedModel{name, dir, nullptr};
   }
-  const torch::Device device = resolve_device(a.device);
+  const torch::Device device = resolve_device(a.runtime.device);
   for (auto& [name, served] : m.by_name) {
     models::LoadedModel loaded = models::load_model(served.dir);
+    if (a.runtime.int8 && loaded.quantization.empty()) {  // as nmt translate --int8
+      models::quantize_model(*loaded.model);
+      loaded.quantization = "int8";
+    }
     loaded.model->to(device);
     served.translator = std::make_unique<decode::Translator>(std::move(loaded));
     served.translator->translate({"Warm-up."}, decode::DecodeOptions{});  // the first decode allocates; not a client's
@@ -274,9 +287,12 @@ void add_routes(httplib::Server& server, ServerContext& c) {
     for (const auto& name : c.models.names) {
       const auto& m = c.models.by_name.at(name);
       const auto& config = m.translator->loaded().model_config;
-      list.push_back({{"name", name}, {"path", m.dir}, {"type", config.type}, {"default", name == c.models.names.front()}});
+      const std::string& quantization = m.translator->loaded().quantization;
+      list.push_back({{"name", name}, {"path", m.dir}, {"type", config.type},
+                      {"weights", quantization.empty() ? std::string("fp32") : quantization},
+                      {"default", name == c.models.names.front()}});
     }
-    send_json(res, 200, nlohmann::json{{"models", list}, {"beam", c.args.beam.beam}, {"max_beam", c.args.max_beam},
+    send_json(res, 200, nlohmann::json{{"models", list}, {"beam", c.args.search.beam}, {"max_beam", c.args.max_beam},
                                        {"max_sentences", c.args.max_sentences}, {"max_body_bytes", c.args.max_body_bytes}}.dump());
   });
   server.Post("/translate", [&c](const httplib::Request& req, httplib::Response& res) {
@@ -318,7 +334,7 @@ void add_errors_and_log(httplib::Server& server, ServerContext& c) {
   server.set_logger([&c](const httplib::Request& req, const httplib::Response& res) {
     c.requests.fetch_add(1, std::memory_order_relaxed);
     const double ms = request_started ? std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - request_start).count() : 0.0;
-    if (!c.args.quiet)
+    if (!c.args.runtime.quiet)
       std::fprintf(stderr, "%s %s %d %zu sentences %.1f ms\n", req.method.c_str(), req.path.c_str(), res.status, request_sentences, ms);
     request_started = false;
     request_sentences = 0;
@@ -365,19 +381,18 @@ bool serve_until_signal(httplib::Server& server) {
   return stopped_by_signal;
 }
 
-void run_server(ServeArgs& a) {
-  check_serve_args(a);
+void run_server(const ServeArgs& a) {
   const std::string api_key = read_api_key(a);
-  set_threads(a.threads);
+  set_threads(a.runtime.threads);
   ServedModels models = load_served_models(a);
 
   serve::BatcherOptions bo;
   bo.max_batch = a.max_batch;
   bo.workers = static_cast<size_t>(a.workers);
   bo.wait = std::chrono::microseconds(static_cast<int64_t>(a.batch_wait_ms * 1000));
-  bo.on_thread_start = [threads = a.threads] { set_threads(threads); };  // OpenMP's settings are per thread
+  bo.on_thread_start = [threads = a.runtime.threads] { set_threads(threads); };  // OpenMP's settings are per thread
   serve::Batcher batcher([&](const serve::DecodeKey& k, const std::vector<std::string>& l) { return decode_batch(models.by_name, a, k, l); }, bo);
-  ServerContext c{a, models, batcher, api_key, serve::ApiDefaults{models.names, static_cast<int>(a.beam.beam)},
+  ServerContext c{a, models, batcher, api_key, serve::ApiDefaults{models.names, static_cast<int>(a.search.beam)},
                   serve::ApiLimits{a.max_sentences, a.max_beam}};
 
   httplib::Server server;
@@ -400,31 +415,8 @@ void run_server(ServeArgs& a) {
 
 void add_serve_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("serve", "Serve translations over HTTP (JSON API; concurrent requests share decoding batches)");
-  auto a = std::make_shared<ServeArgs>();
-  cmd->add_option("-m,--model", a->model_dirs, "Model directory written by nmt train (repeat to serve several; the first is the default)")
-      ->required()
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  cmd->add_option("--host", a->host, "Address to listen on (0.0.0.0: every interface)")->capture_default_str();
-  cmd->add_option("--port", a->port, "TCP port (0: any free port, printed on stderr)")->capture_default_str();
-  cmd->add_option("--threads", a->threads, "Each decoding worker's LibTorch/BLAS threads (0 = default)")->capture_default_str();
-  cmd->add_option("--workers", a->workers,
-                  "Batches decoded at once, each on its own thread (CTranslate2's inter_threads; "
-                  "--workers 2 --threads 1 uses two cores like --threads 2)")->capture_default_str();
-  cmd->add_option("--http-threads", a->http_threads,
-                  "Connections served at once (each waits for its translation on its own thread)")->capture_default_str();
-  cmd->add_option("--device", a->device, "cpu, cuda or cuda:N (default: CUDA when available, else cpu)");
-  cmd->add_option("--max-batch", a->max_batch, "Most sentences decoded in one batch")->capture_default_str();
-  cmd->add_option("--batch-wait-ms", a->batch_wait_ms, "After a sentence arrives, how long to wait for others to batch with it")
-      ->capture_default_str();
-  cmd->add_option("--max-body-bytes", a->max_body_bytes, "Largest request body (413 above)")->capture_default_str();
-  cmd->add_option("--max-sentences", a->max_sentences, "Most sentences in one request (413 above)")->capture_default_str();
-  add_search_flags(cmd, *a, "Beam size when a request names none (1 = greedy decoding)");
-  cmd->add_option("--max-beam", a->max_beam, "Largest beam (and nbest) a request may ask for")->capture_default_str();
-  cmd->add_option("--timeout", a->timeout_s, "Seconds a client may take to send a request or read the answer")->capture_default_str();
-  cmd->add_option("--api-key", a->api_key, "Require 'Authorization: Bearer KEY' on every request (visible in ps: prefer --api-key-file)");
-  cmd->add_option("--api-key-file", a->api_key_file, "Like --api-key, the key being this file's first line");
-  cmd->add_flag("-q,--quiet", a->quiet, "No log line per request on stderr (start, stop and errors still shown)");
-  cmd->callback([a] { run_server(*a); });
+  auto flags = std::make_shared<ServeFlags>(cmd);
+  cmd->callback([flags] { run_server(flags->args()); });
 }
 
 }  // namespace nmt::cli

@@ -16,8 +16,8 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
-#include "search_flags.h"
-#include "nmt/decode/sampling.h"
+#include "option_binder.h"
+#include "nmt/decode/strategy.h"
 #include "nmt/decode/translator.h"
 #include "nmt/models/architecture.h"
 #include "nmt/models/quantize.h"
@@ -30,6 +30,7 @@
 #include "nmt/tensor/threads.h"
 #include "nmt/util/error.h"
 #include "nmt/util/io.h"
+#include "nmt/util/runtime_options.h"
 #include "nmt/viz/heatmap.h"
 #include "nmt/viz/progress.h"
 
@@ -37,39 +38,42 @@ namespace nmt::cli {
 
 namespace {
 
-struct DecodeArgs : SearchFlags {
+struct DecodeArgs {
   std::vector<std::string> model_dirs;  // several: an ensemble
-  int threads = 0;
-  std::string device;  // empty = CUDA when available, else the CPU
-  int64_t batch_size = 64;
-  bool quiet = false;
-  bool int8 = false;  // quantise on load (nmt/models/quantize.h)
-  std::string sampling;  // empty: no sampling
-  decode::SamplingOptions sampling_options;
-  bool use_beam() const { return beam.beam > 1 || beam.nbest > 1; }
-  bool use_sampling() const { return !sampling.empty(); }
+  decode::SearchOptions search;
+  RuntimeOptions runtime;
 };
 
-// The decoding options, checked before the model is loaded or any file is touched (a huge
-// batch would exhaust memory).
-void check_decode_args(DecodeArgs& a) {
-  check_search_flags(a, 1000);
-  if (a.batch_size > 100'000) throw UsageError(fmt::format("--batch-size is {}, must be between 1 and 100000", a.batch_size));
-  if (a.threads < 0 || a.threads > 4096) throw UsageError(fmt::format("--threads is {}, must be between 0 and 4096", a.threads));
-  if (a.use_sampling()) {
-    if (a.use_beam()) throw UsageError("--sampling draws one translation per line: it does not combine with --beam or --nbest");
-    decode::parse_sampling(a.sampling, a.sampling_options);
-    decode::SamplingSearch(a.sampling_options).validate();
-  } else if (a.sampling_options.temperature != 1.0) {
-    throw UsageError("--temperature applies to --sampling only");
-  }
-}
+// The search options every decoding command takes; `nmt translate` adds --nbest.
+const std::vector<std::string> kSearchKeys = {"beam",     "length_penalty", "alpha",     "shrink",    "sampling",
+                                              "temperature", "seed",        "max_len_a", "max_len_b", "batch_size"};
 
-// The search the options ask for: sampling, beam search, or greedy search.
-std::unique_ptr<decode::SearchStrategy> make_strategy(const DecodeArgs& a) {
-  if (a.use_sampling()) return std::make_unique<decode::SamplingSearch>(a.sampling_options);
-  return decode::make_search_strategy(a.beam);
-}
+// A decoding command's flags: -m, then the options it takes of the search and runtime tables.
+class DecodeFlags {
+ public:
+  DecodeFlags(CLI::App* cmd, const OptionUse& search, const OptionUse& runtime = {})
+      : model_(add_model_option(cmd, dirs_, ModelList::kEnsemble)),
+        search_(cmd, decode::search_option_specs(), {}, search),
+        runtime_(cmd, runtime_option_specs(), {}, runtime) {}
+
+  // The options given, checked before any model is loaded or file touched (a huge batch
+  // would exhaust memory, NaN length factors make every output empty).
+  DecodeArgs args() const {
+    DecodeArgs a;
+    a.model_dirs = dirs_;
+    search_.apply(a.search);
+    runtime_.apply(a.runtime);
+    decode::validate_search_options(a.search, flag_of);
+    with_flag_names([&] { check_options(a.runtime, runtime_option_specs()); });
+    return a;
+  }
+
+ private:
+  std::vector<std::string> dirs_;
+  CLI::Option* model_;
+  OptionBinder<decode::SearchOptions> search_;
+  OptionBinder<RuntimeOptions> runtime_;
+};
 
 // --attention-layer / --attention-head (or attention's --layer / --head) against the model:
 // -1 or an existing layer / head; a model with one attention (the GRU) takes only -1.
@@ -88,11 +92,11 @@ void check_attention_choice(const models::ModelConfig& c, int64_t layer, int64_t
 
 // The model, or the ensemble of the models, given with -m, on the chosen device.
 decode::Translator load_translator(const DecodeArgs& a) {
-  const torch::Device device = resolve_device(a.device);
+  const torch::Device device = resolve_device(a.runtime.device);
   std::vector<models::LoadedModel> models;
   for (const auto& dir : a.model_dirs) {
     models.push_back(models::load_model(dir));
-    if (a.int8 && models.back().quantization.empty()) {
+    if (a.runtime.int8 && models.back().quantization.empty()) {
       models::quantize_model(*models.back().model);
       models.back().quantization = "int8";
     }
@@ -116,45 +120,14 @@ std::string int8_note(const decode::Translator& translator) {
   return "";
 }
 
-void add_decode_options(CLI::App* cmd, DecodeArgs& a) {
-  cmd->add_option("-m,--model", a.model_dirs,
-                  "Model directory written by nmt train; repeat for an ensemble (the models' log-probabilities "
-                  "are averaged at each step; they must share the subword vocabularies, source and target)")
-      ->required()
-      ->expected(1)
-      ->allow_extra_args(false)  // one directory per -m: a positional argument after it is not a model
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  cmd->add_option("--threads", a.threads, "Threads: OpenBLAS's pool where OpenBLAS is loaded (LibTorch's is then 1), else LibTorch's (0 = the libraries' default)")->capture_default_str();
-  cmd->add_option("--device", a.device, "cpu, cuda or cuda:N (default: CUDA when available, else cpu)");
-  cmd->add_flag("--int8", a.int8,
-                "Quantise fp32 models to int8 on load, as nmt quantize does, and decode with int8 matrix products "
-                "on the CPU (an int8 model directory needs no flag)");
-  cmd->add_option("--batch-size", a.batch_size, "Sentences per batch")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_flag("-q,--quiet", a.quiet, "No warnings or progress on stderr (errors still shown)");
-  add_search_flags(cmd, a, "Beam size (1 = greedy decoding)");
-  cmd->add_option("--sampling", a.sampling,
-                  "Sample each next token instead of searching: top-k:K (among the K most probable) or top-p:P "
-                  "(among the most probable tokens holding probability P)");
-  cmd->add_option("--temperature", a.sampling_options.temperature, "Sampling temperature (< 1 sharper, > 1 flatter)")
-      ->capture_default_str();
-  cmd->add_option("--seed", a.sampling_options.seed, "Sampling seed: the same seed gives the same samples")
-      ->capture_default_str();
-}
-
 // Best translation per line, greedy or beam search.
 std::vector<std::string> translate_lines(decode::Translator& translator, const std::vector<std::string>& lines,
                                          const DecodeArgs& a, const decode::DecodeOptions& d,
                                          decode::TranslateStats* stats) {
   std::vector<std::string> out;
-  for (auto& n : translator.translate(lines, d, *make_strategy(a), stats)) out.push_back(std::move(n.front().text));
+  for (auto& n : translator.translate(lines, d, *decode::make_search_strategy(a.search), stats))
+    out.push_back(std::move(n.front().text));
   return out;
-}
-
-decode::DecodeOptions decode_options(const DecodeArgs& a) {
-  decode::DecodeOptions d;
-  d.max_sentences = a.batch_size;
-  a.apply_to(d);
-  return d;
 }
 
 void warn_truncated(const decode::TranslateStats& stats, bool quiet) {
@@ -224,22 +197,16 @@ std::string attention_title(int64_t layer, int64_t head, const models::ModelConf
                      head < 0 ? std::string("mean of heads") : fmt::format("head {}", head));
 }
 
-// What the interactive prompt says decodes: "greedy decoding", "beam 5", "sampling top-k:10".
-std::string search_name(const DecodeArgs& a) {
-  if (a.use_sampling()) return "sampling " + a.sampling;
-  return a.use_beam() ? fmt::format("beam {}", a.beam.beam) : std::string("greedy decoding");
-}
-
 // Interactive translation on a terminal: a prompt, each line translated as it is typed with
 // the time it took, `:attn` for the last sentence's attention, `:quit` or Ctrl-D to leave.
 void run_interactive(decode::Translator& translator, const DecodeArgs& a, decode::DecodeOptions d) {
   d.record_attention = true;
-  const auto strategy = make_strategy(a);
+  const auto strategy = decode::make_search_strategy(a.search);
   const bool color = viz::is_terminal(stdout) && std::getenv("NO_COLOR") == nullptr;
   std::fprintf(stderr, "nmt %s model, %s. Type a sentence and press Enter; :attn shows the last attention, :help, :quit or Ctrl-D to leave.\n",
                translator.members().size() > 1 ? fmt::format("ensemble of {}", translator.members().size()).c_str()
                                                : translator.loaded().model_config.type.c_str(),
-               search_name(a).c_str());
+               decode::search_name(a.search).c_str());
   std::string line, last_source;
   decode::Hypothesis last;
   bool have_last = false;
@@ -304,7 +271,7 @@ std::string attention_json(size_t line_no, const decode::Hypothesis& h, const st
 
 // nmt translate's options, as CLI11 fills them.
 struct TranslateFlags {
-  std::shared_ptr<DecodeArgs> a;
+  std::shared_ptr<DecodeFlags> decode;
   std::shared_ptr<std::string> input, output, attention;
   std::shared_ptr<int64_t> layer, head;
   std::shared_ptr<std::string> attention_svg, prefix_file;
@@ -340,7 +307,8 @@ void translate_stdin(const std::function<void(std::vector<std::string>)>& transl
 }
 
 void run_translate(const TranslateFlags& flags) {
-  const auto& a = flags.a;
+  const DecodeArgs args = flags.decode->args();  // everything that can be refused is refused first
+  const DecodeArgs* a = &args;
   const auto& input = flags.input;
   const auto& output = flags.output;
   const auto& attention = flags.attention;
@@ -351,7 +319,6 @@ void run_translate(const TranslateFlags& flags) {
   const auto& prefix_tab = flags.prefix_tab;
   // Everything that can be refused is refused before any output is touched; outputs are
   // OutputFiles, so a failure later leaves an existing --output / --attention file as it was.
-  check_decode_args(*a);
   const bool wants_attention = !attention->empty() || !attention_svg->empty();
   if (!prefix_file->empty() && *prefix_tab) throw UsageError("--prefix-file and --prefix-tab are exclusive");
   std::vector<std::string> prefix_lines;
@@ -369,10 +336,10 @@ void run_translate(const TranslateFlags& flags) {
       throw UsageError(fmt::format("{} has {} lines but {} has {}: one prefix per input line", *prefix_file,
                                    prefix_lines.size(), *input, input_lines.size()));
   }
-  set_threads(a->threads);
+  set_threads(a->runtime.threads);
   decode::Translator translator = load_translator(*a);
-  const auto strategy = make_strategy(*a);
-  auto d = decode_options(*a);
+  const auto strategy = decode::make_search_strategy(a->search);
+  auto d = decode::decode_options(a->search);
   d.record_attention = wants_attention;
   d.alignment = attention_choice(translator, *layer, *head, "--attention-layer", "--attention-head");
   OutputFile out(output->empty() ? "-" : *output);
@@ -401,7 +368,7 @@ void run_translate(const TranslateFlags& flags) {
     }
     auto results = translator.translate(chunk, d, *strategy, &stats, prefixes.empty() ? nullptr : &prefixes);
     for (size_t i = 0; i < results.size(); ++i) {
-      if (a->beam.nbest == 1) {
+      if (a->search.nbest == 1) {
         out.write(results[i].front().text + "\n");
       } else {
         for (const auto& r : results[i])
@@ -417,7 +384,7 @@ void run_translate(const TranslateFlags& flags) {
     written += results.size();
     out.flush();
   };
-  if (input->empty() && output->empty() && isatty(STDIN_FILENO) && !a->quiet) {
+  if (input->empty() && output->empty() && isatty(STDIN_FILENO) && !a->runtime.quiet) {
     run_interactive(translator, *a, d);
     return;
   }
@@ -426,7 +393,7 @@ void run_translate(const TranslateFlags& flags) {
     translate_stdin(translate_chunk, !attention_svg->empty(), several_svgs);
   } else {
     several_svgs = input_lines.size() > 1;
-    TranslateProgress progress(input_lines.size(), a->quiet);
+    TranslateProgress progress(input_lines.size(), a->runtime.quiet);
     progress.attach(d);
     // The lines before an invalid one are translated and written first (on stdout; a file
     // --output is only replaced when all of the input is good).
@@ -439,19 +406,20 @@ void run_translate(const TranslateFlags& flags) {
                                  prefix_lines.size(), written));
   if (attention_file) attention_file->commit();
   out.commit();
-  warn_truncated(stats, a->quiet);
+  warn_truncated(stats, a->runtime.quiet);
 }
 
 void add_translate_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("translate", "Translate text with a trained model (stdin → stdout by default)");
-  auto a = std::make_shared<DecodeArgs>();
+  OptionUse search{kSearchKeys, {}};
+  search.keys.push_back("nbest");
+  auto decode = std::make_shared<DecodeFlags>(cmd, search);
   auto input = std::make_shared<std::string>();
   auto output = std::make_shared<std::string>();
   auto attention = std::make_shared<std::string>();
   auto layer = std::make_shared<int64_t>(-1);
   auto head = std::make_shared<int64_t>(-1);
   auto attention_svg = std::make_shared<std::string>();
-  add_decode_options(cmd, *a);
   cmd->add_option("-i,--input", *input, "Input file (default: stdin)");
   cmd->add_option("-o,--output", *output, "Output file (default: stdout)");
   cmd->add_option("--attention", *attention, "Write each sentence's tokens and attention matrix to FILE as JSON lines");
@@ -460,11 +428,6 @@ void add_translate_command(CLI::App& app) {
   cmd->add_option("--attention-layer", *layer, "Transformer decoder layer whose cross-attention is written (-1 = last)")
       ->capture_default_str();
   cmd->add_option("--attention-head", *head, "Transformer head to write (-1 = average over heads)")->capture_default_str();
-  cmd->add_option("--nbest", a->beam.nbest,
-                  "Print the N best hypotheses per line as 'LINE ||| translation ||| score' (LINE counts from 0; "
-                  "score = log-probability / length penalty)")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
   auto prefix_file = std::make_shared<std::string>();
   auto prefix_tab = std::make_shared<bool>(false);
   cmd->add_option("--prefix-file", *prefix_file,
@@ -472,7 +435,7 @@ void add_translate_command(CLI::App& app) {
                   "forces nothing)");
   cmd->add_flag("--prefix-tab", *prefix_tab,
                 "Each input line is SOURCE<TAB>PREFIX: the translation starts with PREFIX (no tab: no prefix)");
-  cmd->callback([=] { run_translate({a, input, output, attention, layer, head, attention_svg, prefix_file, prefix_tab}); });
+  cmd->callback([=] { run_translate({decode, input, output, attention, layer, head, attention_svg, prefix_file, prefix_tab}); });
 }
 
 // Appends one evaluation to MODEL/evals.jsonl (nmt report reads it). A model directory this
@@ -489,12 +452,11 @@ void record_eval(const std::string& model_dir, const nlohmann::json& record, boo
 
 void add_eval_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("eval", "Translate a test set and score it with sacreBLEU's BLEU and chrF");
-  auto a = std::make_shared<DecodeArgs>();
+  auto decode = std::make_shared<DecodeFlags>(cmd, OptionUse{kSearchKeys, {}});
   auto src = std::make_shared<std::string>();
   auto refs = std::make_shared<std::vector<std::string>>();
   auto hyp_out = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
-  add_decode_options(cmd, *a);
   cmd->add_option("--src", *src, "Source file")->required();
   cmd->add_option("--ref", *refs, "Reference file (repeat for several references)")
       ->required()
@@ -504,8 +466,9 @@ void add_eval_command(CLI::App& app) {
   auto record = std::make_shared<bool>(true);
   cmd->add_flag("--record,!--no-record", *record,
                 "Append the scores to MODEL/evals.jsonl for nmt report (default: on; a read-only model only warns)");
-  cmd->callback([a, src, refs, hyp_out, json, record] {
-    check_decode_args(*a);
+  cmd->callback([decode, src, refs, hyp_out, json, record] {
+    const DecodeArgs args = decode->args();
+    const DecodeArgs* a = &args;
     auto lines = read_source_lines(*src);
     std::vector<std::vector<std::string>> ref_streams;
     for (const auto& r : *refs) {
@@ -518,17 +481,17 @@ void add_eval_command(CLI::App& app) {
       }
       ref_streams.push_back(std::move(ref_lines));
     }
-    set_threads(a->threads);
+    set_threads(a->runtime.threads);
     decode::Translator translator = load_translator(*a);
     decode::TranslateStats stats;
     const auto start = std::chrono::steady_clock::now();
-    auto d = decode_options(*a);
-    TranslateProgress progress(lines.size(), a->quiet);
+    auto d = decode::decode_options(a->search);
+    TranslateProgress progress(lines.size(), a->runtime.quiet);
     progress.attach(d);
     auto hyps = translate_lines(translator, lines, *a, d, &stats);
     progress.finish();
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    warn_truncated(stats, a->quiet);
+    warn_truncated(stats, a->runtime.quiet);
     if (!hyp_out->empty()) {
       std::string text;
       for (const auto& h : hyps) text += h + "\n";
@@ -545,7 +508,7 @@ void add_eval_command(CLI::App& app) {
       std::cout << j.dump(1) << '\n';
     } else {
       std::cout << bleu.text_line() << '\n' << chrf.text_line() << '\n';
-      if (!a->quiet)
+      if (!a->runtime.quiet)
         std::fprintf(stderr, "%zu sentences in %.2fs (%.1f sentences/s)%s\n", lines.size(), secs,
                      lines.size() / std::max(secs, 1e-9), int8_note(translator).c_str());
     }
@@ -555,39 +518,39 @@ void add_eval_command(CLI::App& app) {
       // The test set's name: the source file without its language suffix (test_2016_flickr.en).
       const std::filesystem::path sp(*src);
       nlohmann::json r = {{"test_set", (sp.has_extension() ? sp.stem() : sp.filename()).string()},
-                          {"source", *src}, {"references", *refs}, {"beam", a->beam.beam},
-                          {"alpha", a->beam.alpha}, {"length_penalty", a->length_penalty},
+                          {"source", *src}, {"references", *refs}, {"beam", a->search.beam},
+                          {"alpha", a->search.alpha}, {"length_penalty", enum_to_string(a->search.length_penalty)},
                           {"bleu", {{"score", bleu.score}, {"signature", bleu.signature}}},
                           {"chrf", {{"score", chrf.score}, {"signature", chrf.signature}}},
                           {"sentences", lines.size()}, {"seconds", secs}};
-      record_eval(a->model_dirs.front(), r, a->quiet);
+      record_eval(a->model_dirs.front(), r, a->runtime.quiet);
     }
   });
 }
 
 void add_attention_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("attention", "Translate one sentence and draw its attention (SVG file, or text on the terminal)");
-  auto a = std::make_shared<DecodeArgs>();
+  auto decode = std::make_shared<DecodeFlags>(cmd, OptionUse{kSearchKeys, {}});
   auto sentence = std::make_shared<std::string>();
   auto out = std::make_shared<std::string>();
   auto layer = std::make_shared<int64_t>(-1);
   auto head = std::make_shared<int64_t>(-1);
   auto as_text = std::make_shared<bool>(false);
-  add_decode_options(cmd, *a);
   cmd->add_option("sentence", *sentence, "The source sentence")->required();
   cmd->add_option("-o,--output", *out, "SVG file to write (default: attention.svg)");
   cmd->add_flag("--text", *as_text, "Print a coloured text heatmap instead of writing an SVG");
   cmd->add_option("--layer", *layer, "Transformer decoder layer (-1 = last)")->capture_default_str();
   cmd->add_option("--head", *head, "Transformer head (-1 = average over heads)")->capture_default_str();
-  cmd->callback([a, sentence, out, layer, head, as_text] {
-    check_decode_args(*a);
+  cmd->callback([decode, sentence, out, layer, head, as_text] {
+    const DecodeArgs args = decode->args();
+    const DecodeArgs* a = &args;
     if (!text::is_valid_utf8(*sentence)) throw UsageError("the sentence is not valid UTF-8");
-    set_threads(a->threads);
+    set_threads(a->runtime.threads);
     decode::Translator translator = load_translator(*a);
-    auto d = decode_options(*a);
+    auto d = decode::decode_options(a->search);
     d.record_attention = true;
     d.alignment = attention_choice(translator, *layer, *head, "--layer", "--head");
-    auto best = std::move(translator.translate({*sentence}, d, *make_strategy(*a)).front().front());
+    auto best = std::move(translator.translate({*sentence}, d, *decode::make_search_strategy(a->search)).front().front());
     std::cout << best.text << '\n';
     if (best.hypothesis.attention.empty()) throw UsageError("the sentence is empty: nothing to draw");
     const auto map = translator.attention_map(best.hypothesis, *sentence);
@@ -598,36 +561,30 @@ void add_attention_command(CLI::App& app) {
     const std::string path = out->empty() ? "attention.svg" : *out;
     write_file_atomic(path, viz::attention_svg(map, fmt::format("{} ({})", attention_title(*layer, *head, translator.loaded().model_config),
                                                                  translator.loaded().model_config.type)));
-    if (!a->quiet) std::fprintf(stderr, "attention heatmap written to %s\n", path.c_str());
+    if (!a->runtime.quiet) std::fprintf(stderr, "attention heatmap written to %s\n", path.c_str());
   });
 }
 
 void add_score_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "score", "Score given translations: the log-probability of each target line given its source line (forced decoding)");
-  auto a = std::make_shared<DecodeArgs>();
+  auto decode = std::make_shared<DecodeFlags>(
+      cmd, OptionUse{{"batch_size"}, {{"batch_size", "Sentence pairs per batch"}}},
+      OptionUse{{"threads", "device", "quiet"}, {{"quiet", "No warnings on stderr (errors still shown)"}}});
   auto src = std::make_shared<std::string>();
   auto tgt = std::make_shared<std::string>();
   auto output = std::make_shared<std::string>();
   auto normalize = std::make_shared<bool>(false);
   auto per_token = std::make_shared<bool>(false);
-  cmd->add_option("-m,--model", a->model_dirs, "Model directory; repeat for an ensemble (mean log-probabilities)")
-      ->required()
-      ->expected(1)
-      ->allow_extra_args(false)  // one directory per -m: a positional argument after it is not a model
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("--src", *src, "Source lines")->required();
   cmd->add_option("--tgt", *tgt, "Target lines to score, one per source line")->required();
   cmd->add_option("-o,--output", *output, "Output file (default: stdout)");
   cmd->add_flag("--normalize", *normalize, "Divide each score by its number of target subwords plus EOS");
   cmd->add_flag("--per-token", *per_token,
                 "After each score, a tab and the log-probability of every target subword, EOS last");
-  cmd->add_option("--threads", a->threads, "Threads: OpenBLAS's pool where OpenBLAS is loaded (LibTorch's is then 1), else LibTorch's (0 = the libraries' default)")->capture_default_str();
-  cmd->add_option("--device", a->device, "cpu, cuda or cuda:N (default: CUDA when available, else cpu)");
-  cmd->add_option("--batch-size", a->batch_size, "Sentence pairs per batch")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_flag("-q,--quiet", a->quiet, "No warnings on stderr (errors still shown)");
-  cmd->callback([a, src, tgt, output, normalize, per_token] {
-    check_decode_args(*a);
+  cmd->callback([decode, src, tgt, output, normalize, per_token] {
+    const DecodeArgs args = decode->args();
+    const DecodeArgs* a = &args;
     const auto sources = read_source_lines(*src);
     const auto targets = read_source_lines(*tgt);
     if (sources.size() != targets.size())
@@ -635,11 +592,11 @@ void add_score_command(CLI::App& app) {
     for (const std::string* o : {src.get(), tgt.get()})
       if (!output->empty() && same_file(*o, *output))
         throw UsageError(fmt::format("{} is both an input and the output; the input would be destroyed", *o));
-    set_threads(a->threads);
+    set_threads(a->runtime.threads);
     decode::Translator translator = load_translator(*a);
     OutputFile out(output->empty() ? "-" : *output);
     decode::TranslateStats stats;
-    const auto scored = translator.score(sources, targets, decode_options(*a), &stats);
+    const auto scored = translator.score(sources, targets, decode::decode_options(a->search), &stats);
     for (const auto& h : scored) {
       const double n = static_cast<double>(h.token_log_probs.size());
       std::string line = fmt::format("{:.6f}", *normalize ? h.log_prob / n : h.log_prob);
@@ -651,7 +608,7 @@ void add_score_command(CLI::App& app) {
       out.write(line + "\n");
     }
     out.commit();
-    warn_truncated(stats, a->quiet);
+    warn_truncated(stats, a->runtime.quiet);
   });
 }
 

@@ -2,12 +2,21 @@
 // command line, config.json, the run identity, presets and validation all follow it.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <map>
 #include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "nmt/decode/greedy.h"
+#include "nmt/decode/sampling.h"
+#include "nmt/decode/strategy.h"
+#include "nmt/serve/options.h"
 #include "nmt/train/options.h"
+#include "nmt/util/runtime_options.h"
 #include "nmt/train/presets.h"
 #include "nmt/train/step.h"
 #include "test_support.h"
@@ -185,3 +194,100 @@ TEST(Schedule, TrainingFollowsTheLinearDecayToTheLastUpdate) {
 }
 
 }  // namespace
+
+// ---- the decoding commands' tables (decode/search_options.h, util/runtime_options.h,
+// serve/options.h) and the one search factory (decode/strategy.h) ---------------------------
+
+namespace decode = nmt::decode;
+
+// A key means one option everywhere: `--seed` or `--threads` in [train] and in [translate] of
+// a --config file, and in every error message.
+TEST(CommandOptions, AKeyHasOneFlagInEveryTable) {
+  std::map<std::string, std::string> flag_of_key;
+  const auto record = [&](const auto& specs) {
+    std::set<std::string> flags;
+    for (const auto& spec : specs) {
+      if (spec.flag.empty()) continue;
+      EXPECT_TRUE(flags.insert(spec.long_flag()).second) << spec.flag << " twice in one table";
+      const auto [it, fresh] = flag_of_key.emplace(spec.key, spec.flag);
+      EXPECT_TRUE(fresh || it->second == spec.flag) << spec.key << " is " << it->second << " and " << spec.flag;
+    }
+  };
+  record(train::train_option_specs());
+  record(decode::search_option_specs());
+  record(nmt::runtime_option_specs());
+  record(nmt::serve::serve_option_specs());
+  EXPECT_EQ(flag_of_key.at("threads"), "--threads");
+  EXPECT_EQ(flag_of_key.at("seed"), "--seed");
+}
+
+TEST(CommandOptions, SearchOptionsAreCheckedTogether) {
+  EXPECT_NO_THROW(decode::validate_search_options(decode::SearchOptions{}));
+  const auto refused = [](const std::function<void(decode::SearchOptions&)>& set,
+                          std::initializer_list<std::string> fragments) {
+    decode::SearchOptions o;
+    set(o);
+    nmt::test::expect_error<nmt::UsageError>([&] { decode::validate_search_options(o); }, fragments);
+  };
+  refused([](auto& o) { o.beam = 0; }, {"'beam' is 0, must be between 1 and 1000"});
+  refused([](auto& o) { o.beam = 2, o.nbest = 3; }, {"'nbest' must not exceed 'beam'"});
+  refused([](auto& o) { o.sampling = "top-k:5", o.beam = 3; }, {"'sampling'", "does not combine with 'beam'"});
+  refused([](auto& o) { o.temperature = 2; }, {"'temperature' applies to 'sampling' only"});
+  refused([](auto& o) { o.sampling = "nucleus"; }, {"--sampling is 'nucleus'"});
+  refused([](auto& o) { o.max_len_a = std::nan(""); }, {"'max_len_a' is nan"});
+  refused([](auto& o) { o.batch_size = 0; }, {"'batch_size' is 0"});
+}
+
+// Sampling when asked for, greedy search for one hypothesis of a beam of one (the same output,
+// faster), beam search otherwise, with the length penalty and α of the options.
+TEST(CommandOptions, OneFactoryChoosesTheSearch) {
+  decode::SearchOptions o;
+  EXPECT_NE(dynamic_cast<decode::GreedySearch*>(decode::make_search_strategy(o).get()), nullptr);
+  o.nbest = 1, o.beam = 4, o.alpha = 1.5, o.length_penalty = decode::LengthPenalty::kAverage;
+  auto beam = decode::make_search_strategy(o);
+  auto* b = dynamic_cast<decode::BeamSearch*>(beam.get());
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->options().beam, 4);
+  EXPECT_EQ(b->options().alpha, 1.5);
+  EXPECT_EQ(b->options().length_penalty, decode::LengthPenalty::kAverage);
+  o.beam = 1, o.nbest = 1, o.sampling = "top-p:0.9";
+  EXPECT_NE(dynamic_cast<decode::SamplingSearch*>(decode::make_search_strategy(o).get()), nullptr);
+  o = decode::SearchOptions{};
+  o.batch_size = 7, o.max_len_a = 2, o.max_len_b = 3;
+  const decode::DecodeOptions d = decode::decode_options(o);
+  EXPECT_EQ(d.max_sentences, 7);
+  EXPECT_EQ(d.max_len_a, 2);
+  EXPECT_EQ(d.max_len_b, 3);
+}
+
+// The command line and a [translate] / [serve] section of a --config file go through the same
+// table: the same value is refused with the same words, before any model is read (the model
+// directory here does not exist).
+TEST(CommandOptions, CommandLineAndConfigSectionsAreRefusedAlikeBeforeAnyModelIsRead) {
+  nmt::test::TempDir dir;
+  const std::string model = dir.file("no-such-model");
+  struct Case {
+    std::string command, flags, section, expected;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"translate", "--beam 0", "[translate]\nbeam = 0\n", "--beam is 0, must be between 1 and 1000"},
+           {"eval --src x --ref y", "--length-penalty long", "[eval]\nlength-penalty = \"long\"\n",
+            "--length-penalty: unknown value 'long' (gnmt or average or none)"},
+           {"translate", "--beam 2 --nbest 3", "[translate]\nbeam = 2\nnbest = 3\n", "--nbest must not exceed --beam"},
+           {"serve", "--beam 20 --max-beam 16", "[serve]\nbeam = 20\nmax-beam = 16\n",
+            "--beam is 20, larger than --max-beam (16)"},
+           {"serve", "--port 70000", "[serve]\nport = 70000\n", "--port is 70000, must be between 0 and 65535"},
+           {"serve", "--threads -1", "[serve]\nthreads = -1\n", "--threads is -1, must be between 0 and 4096"},
+           {"score --src x --tgt y", "--batch-size 0", "[score]\nbatch-size = 0\n", "--batch-size is 0"},
+       }) {
+    std::ofstream(dir.file("c.toml")) << c.section;
+    for (const std::string& args : {c.flags, "--config " + dir.file("c.toml")}) {
+      const std::string line = nmt::test::nmt_binary() + " " + (args.rfind("--config", 0) == 0 ? args + " " : "") +
+                               c.command + " -m " + model + (args.rfind("--config", 0) == 0 ? "" : " " + args);
+      const auto r = run_command(line + " < /dev/null");
+      EXPECT_EQ(r.exit_code, 2) << line << "\n" << r.err;
+      EXPECT_NE(r.err.find(c.expected), std::string::npos) << line << "\n" << r.err;
+      EXPECT_EQ(r.err.find("no-such-model"), std::string::npos) << line << ": checked after the model\n" << r.err;
+    }
+  }
+}

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "nmt/decode/beam.h"
+#include "nmt/decode/strategy.h"
 #include "nmt/decode/forced.h"
 #include "nmt/decode/greedy.h"
 #include "nmt/decode/sampling.h"
@@ -39,6 +40,14 @@ decode::BeamOptions beam_of(int64_t k, int64_t nbest = 1) {
   b.beam = k;
   b.nbest = nbest;
   return b;
+}
+
+// The search `nmt translate --beam k --nbest nbest` asks the strategy factory for.
+decode::SearchOptions search_of(int64_t k, int64_t nbest = 1) {
+  decode::SearchOptions s;
+  s.beam = k;
+  s.nbest = nbest;
+  return s;
 }
 
 bool starts_with(const Ids& tokens, const Ids& prefix) {
@@ -120,7 +129,7 @@ TEST_P(SearchTest, OutputsStartWithTheirPrefixGreedyAndBeam) {
   const auto d = short_outputs();
   const auto src = sources();
   const std::vector<Ids> prefixes = {{7, 7, 7}, {}, {5}, {11, 10}};
-  for (const auto& strategy : {decode::make_search_strategy(beam_of(1)), decode::make_search_strategy(beam_of(4, 2))}) {
+  for (const auto& strategy : {decode::make_search_strategy(search_of(1)), decode::make_search_strategy(search_of(4, 2))}) {
     auto results = decode::search(*model, src, d, *strategy, &prefixes);
     for (size_t i = 0; i < src.size(); ++i)
       for (const auto& h : results[i]) EXPECT_TRUE(starts_with(h.tokens, prefixes[i])) << "sentence " << i;
@@ -132,7 +141,7 @@ TEST_P(SearchTest, EmptyPrefixesEqualNoPrefix) {
   const auto d = short_outputs();
   const auto src = sources();
   const std::vector<Ids> empty(src.size());
-  for (const auto& strategy : {decode::make_search_strategy(beam_of(1)), decode::make_search_strategy(beam_of(3, 3))}) {
+  for (const auto& strategy : {decode::make_search_strategy(search_of(1)), decode::make_search_strategy(search_of(3, 3))}) {
     auto with = decode::search(*model, src, d, *strategy, &empty);
     auto without = decode::search(*model, src, d, *strategy);
     for (size_t i = 0; i < src.size(); ++i) {
@@ -320,7 +329,7 @@ TEST_P(SearchTest, AnEnsembleOfOneIsTheModelExactly) {
   auto d = short_outputs();
   d.return_token_log_probs = true;
   auto ensemble = decode::make_decoding_model({model.get()});
-  for (const auto& strategy : {decode::make_search_strategy(beam_of(1)), decode::make_search_strategy(beam_of(4, 2))}) {
+  for (const auto& strategy : {decode::make_search_strategy(search_of(1)), decode::make_search_strategy(search_of(4, 2))}) {
     auto alone = decode::search(*model, sources(), d, *strategy);
     auto one = decode::search(*ensemble, sources(), d, *strategy);
     for (size_t i = 0; i < alone.size(); ++i)
@@ -337,7 +346,7 @@ TEST_P(SearchTest, AnEnsembleOfTwinsMatchesTheModel) {
   auto twin = random_model(GetParam());
   decode::Ensemble ensemble({model.get(), twin.get()});
   auto d = short_outputs();
-  for (const auto& strategy : {decode::make_search_strategy(beam_of(1)), decode::make_search_strategy(beam_of(3))}) {
+  for (const auto& strategy : {decode::make_search_strategy(search_of(1)), decode::make_search_strategy(search_of(3))}) {
     auto alone = decode::search(*model, sources(), d, *strategy);
     auto both = decode::search(ensemble, sources(), d, *strategy);
     for (size_t i = 0; i < alone.size(); ++i) EXPECT_EQ(both[i].front().tokens, alone[i].front().tokens);
@@ -369,7 +378,7 @@ TEST(Ensemble, TransformerAndGruMixStepByStep) {
   }
   auto d = short_outputs();
   d.record_attention = true;
-  for (const auto& strategy : {decode::make_search_strategy(beam_of(1)), decode::make_search_strategy(beam_of(3))}) {
+  for (const auto& strategy : {decode::make_search_strategy(search_of(1)), decode::make_search_strategy(search_of(3))}) {
     auto results = decode::search(ensemble, sources(), d, *strategy);
     ASSERT_EQ(results.size(), sources().size());
     for (const auto& r : results) EXPECT_FALSE(r.empty());

@@ -291,6 +291,22 @@ TEST_F(Serve, TwoWorkersGiveEachRequestTheTranslationItGetsAlone) {
   EXPECT_EQ(server.stop(), 0);
 }
 
+// --int8 quantises on load as `nmt translate --int8` does: the same translations, and /models
+// says which weights answer.
+TEST_F(Serve, Int8ServesWhatTranslateInt8Translates) {
+  ServerProcess server("-m " + model() + " --int8 --threads 1 -q", file("int8.log"));
+  ASSERT_GT(server.port(), 0) << server.log();
+  auto models = request(server.port(), "GET", "/models");
+  ASSERT_EQ(models.status, 200);
+  EXPECT_EQ(models.json()["models"][0]["weights"], "int8");
+  auto offline = run_command(nmt::test::nmt_binary() + " translate -q --int8 --threads 1 -m " + model() + " --input " + sources());
+  ASSERT_EQ(offline.exit_code, 0) << offline.err;
+  auto served = translate(server.port(), {{"text", kSources}});
+  ASSERT_EQ(served.status, 200) << served.body;
+  EXPECT_EQ(served.json()["translation"], nlohmann::json(lines_of(offline.out)));
+  EXPECT_EQ(server.stop(), 0);
+}
+
 TEST_F(Serve, HostileClientsGetJsonErrorsAndTheServerKeepsServing) {
   ServerProcess server("-m " + model() + " --max-body-bytes 100000 --max-sentences 100 --timeout 1 -q", file("hostile.log"));
   ASSERT_GT(server.port(), 0) << server.log();

@@ -14,22 +14,6 @@ namespace nmt::decode {
 using models::kBosId;
 using models::kEosId;
 
-LengthPenalty parse_length_penalty(const std::string& name) {
-  if (name == "gnmt") return LengthPenalty::kGnmt;
-  if (name == "average") return LengthPenalty::kAverage;
-  if (name == "none") return LengthPenalty::kNone;
-  throw UsageError("--length-penalty must be gnmt, average or none, not '" + name + "'");
-}
-
-const char* length_penalty_name(LengthPenalty penalty) {
-  switch (penalty) {
-    case LengthPenalty::kGnmt: return "gnmt";
-    case LengthPenalty::kAverage: return "average";
-    case LengthPenalty::kNone: return "none";
-  }
-  return "?";
-}
-
 double length_penalty(const BeamOptions& o, int64_t length) {
   switch (o.length_penalty) {
     case LengthPenalty::kGnmt: return std::pow((5.0 + static_cast<double>(length)) / 6.0, o.alpha);
@@ -42,11 +26,6 @@ double length_penalty(const BeamOptions& o, int64_t length) {
 void BeamSearch::validate() const {
   if (options_.beam < 1) throw UsageError("--beam must be at least 1");
   if (options_.nbest < 1 || options_.nbest > options_.beam) throw UsageError("--nbest must be between 1 and --beam");
-}
-
-std::unique_ptr<SearchStrategy> make_search_strategy(const BeamOptions& beam) {
-  if (beam.beam == 1 && beam.nbest == 1) return std::make_unique<GreedySearch>();
-  return std::make_unique<BeamSearch>(beam);
 }
 
 namespace {

@@ -5,17 +5,9 @@
 #include <string>
 
 #include "nmt/decode/search.h"
+#include "nmt/decode/search_options.h"
 
 namespace nmt::decode {
-
-enum class LengthPenalty {
-  kGnmt,     // ((5+len)/6)^alpha (Wu et al., 2016)
-  kAverage,  // divide by the length
-  kNone,     // the raw log-probability
-};
-// "gnmt", "average", "none" ↔ the enum; parse throws UsageError naming --length-penalty.
-LengthPenalty parse_length_penalty(const std::string& name);
-const char* length_penalty_name(LengthPenalty penalty);
 
 struct BeamOptions {
   int64_t beam = 5;
@@ -43,9 +35,5 @@ class BeamSearch final : public SearchStrategy {
  private:
   BeamOptions options_;
 };
-
-// Greedy search for a beam of one with one hypothesis (the same output, faster), beam search
-// otherwise.
-std::unique_ptr<SearchStrategy> make_search_strategy(const BeamOptions& beam);
 
 }  // namespace nmt::decode

@@ -12,32 +12,6 @@
 
 namespace nmt::decode {
 
-void parse_sampling(const std::string& spec, SamplingOptions& options) {
-  const auto colon = spec.find(':');
-  const std::string kind = spec.substr(0, colon), value = colon == std::string::npos ? "" : spec.substr(colon + 1);
-  const auto bad = [&] {
-    return UsageError(fmt::format("--sampling is '{}': use top-k:K (K >= 1) or top-p:P (0 < P <= 1)", spec));
-  };
-  size_t used = 0;
-  try {
-    if (kind == "top-k") {
-      const long long k = std::stoll(value, &used);
-      if (used != value.size() || k < 1) throw bad();
-      options.top_k = k;
-      return;
-    }
-    if (kind == "top-p") {
-      const double p = std::stod(value, &used);
-      if (used != value.size() || !(p > 0 && p <= 1)) throw bad();
-      options.top_p = p;
-      return;
-    }
-  } catch (const std::logic_error&) {  // stoll / stod: not a number, out of range
-    throw bad();
-  }
-  throw bad();
-}
-
 void SamplingSearch::validate() const {
   if (!(std::isfinite(options_.temperature) && options_.temperature > 0 && options_.temperature <= 1000))
     throw UsageError(fmt::format("--temperature is {}, must be a number above 0 (and at most 1000)", options_.temperature));

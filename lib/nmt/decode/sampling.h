@@ -6,18 +6,9 @@
 #include <string>
 
 #include "nmt/decode/greedy.h"
+#include "nmt/decode/search_options.h"
 
 namespace nmt::decode {
-
-struct SamplingOptions {
-  int64_t top_k = 0;         // sample among the k most probable tokens; 0 = no limit
-  double top_p = 1.0;        // sample among the most probable tokens holding probability p
-  double temperature = 1.0;  // the scores are divided by it before the softmax
-  uint64_t seed = 0;
-};
-
-// "top-k:K" (K >= 1) or "top-p:P" (0 < P <= 1) into `options`; UsageError naming --sampling.
-void parse_sampling(const std::string& spec, SamplingOptions& options);
 
 // Reproducible for a seed whatever the batching: sentence i of the input draws from its own
 // generator, seeded by (seed, i). Hypothesis::log_prob is the model's own log-probability of

@@ -113,12 +113,6 @@ std::vector<std::string> Translator::translate(const std::vector<std::string>& l
   return out;
 }
 
-std::vector<std::vector<Translator::Scored>> Translator::translate_beam(const std::vector<std::string>& lines,
-                                                                      DecodeOptions options, const BeamOptions& beam,
-                                                                      TranslateStats* stats) {
-  return translate(lines, std::move(options), BeamSearch(beam), stats);
-}
-
 std::vector<Hypothesis> Translator::score(const std::vector<std::string>& sources,
                                           const std::vector<std::string>& targets, DecodeOptions options,
                                           TranslateStats* stats) {

@@ -45,10 +45,6 @@ class Translator {
   std::vector<std::string> translate(const std::vector<std::string>& lines, DecodeOptions options,
                                      TranslateStats* stats = nullptr, std::vector<Hypothesis>* hypotheses = nullptr);
 
-  // Beam search: per line, up to beam.nbest translations, best first.
-  using Scored = Translation;
-  std::vector<std::vector<Scored>> translate_beam(const std::vector<std::string>& lines, DecodeOptions options,
-                                                  const BeamOptions& beam, TranslateStats* stats = nullptr);
 
   // The log-probability of each target line given its source line (forced decoding through
   // the same steps as the search): per pair, the target's tokens with their log-probabilities

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "nmt/text/subword.h"
+#include "nmt/util/runtime_options.h"
 
 namespace nmt::train {
 
@@ -131,9 +132,8 @@ std::vector<OptionSpec<TrainOptions>> run_specs() {
   using O = TrainOptions;
   return {
       option("seed", "--seed", "", "Random seed", &O::seed),
-      option("threads", "--threads", "", "Threads: OpenBLAS's pool where OpenBLAS is loaded (LibTorch's is then 1), else LibTorch's (0 = the libraries' default)", &O::threads).range(0, 4096).not_identity(),
-      option("device", "--device", "", "cpu, cuda or cuda:N (default: CUDA when available, else cpu)", &O::device)
-          .not_identity(),
+      threads_option(&O::threads, "").not_identity(),
+      device_option(&O::device, "").not_identity(),
       option("bf16", "--bf16", "", "bf16 autocast of the forward pass (CUDA only)", &O::bf16).as_switch(),
       option("out_dir", "-o,--out", "", "Model directory to create", &O::out_dir).not_saved().is_required(),
       option("resume", "--resume", "", "Continue the run in --out from its last checkpoint", &O::resume)

@@ -13,7 +13,7 @@
 #include <fmt/ranges.h>
 
 #include "nmt/data/rng.h"
-#include "nmt/decode/beam.h"
+#include "nmt/decode/strategy.h"
 #include "nmt/decode/greedy.h"
 #include "nmt/metrics/bleu.h"
 #include "nmt/models/model_io.h"
@@ -478,9 +478,9 @@ class Validator : public TrainingObserver {
       d.max_len_b = o_.valid_max_len_b;
       std::vector<std::string> out;
       out.reserve(valid_.src.size());
-      decode::BeamOptions beam;
-      beam.beam = o_.valid_beam;
-      for (const auto& n : decode::search(model_, valid_.src, d, *decode::make_search_strategy(beam)))
+      decode::SearchOptions search;
+      search.beam = o_.valid_beam;
+      for (const auto& n : decode::search(model_, valid_.src, d, *decode::make_search_strategy(search)))
         out.push_back(n.empty() ? std::string() : target_subwords_.decode(n.front().tokens));
       r.bleu = metrics::BleuScorer().corpus_score(out, {valid_.tgt_text}).score;
     }

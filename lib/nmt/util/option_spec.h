@@ -294,6 +294,12 @@ void options_from_json(S& s, const nlohmann::json& j, const std::vector<OptionSp
     if (spec.saved) spec.from_json(s, j);
 }
 
+// Every option's range and choices (OptionError naming the first one outside).
+template <class S>
+void check_options(const S& s, const std::vector<OptionSpec<S>>& specs) {
+  for (const auto& spec : specs) spec.check(s);
+}
+
 template <class S>
 const OptionSpec<S>* find_option(const std::vector<OptionSpec<S>>& specs, const std::string& key) {
   for (const auto& spec : specs)

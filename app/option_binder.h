@@ -1,0 +1,105 @@
+#pragma once
+// The command line generated from the option tables (util/option_spec.h): one CLI11 option per
+// declared flag, read as text and converted by the table, so the command line, [SECTION]s of
+// --config files and config.json accept and refuse the same values with the same words. Every
+// command binds its tables here; none declares a flag, a range or a default by hand.
+#include <deque>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "nmt/util/error.h"
+#include "nmt/util/option_spec.h"
+
+namespace nmt::cli {
+
+// "--beam" for "beam": the flag of a key in any command's table (a key has one flag everywhere).
+std::string flag_of(const std::string& key);
+
+// Runs `f`, turning a library OptionError ('beam' is 0, ...) into the command line's words
+// (--beam is 0, ...).
+template <class F>
+decltype(auto) with_flag_names(F&& f) {
+  try {
+    return f();
+  } catch (const OptionError& e) {
+    throw UsageError(e.message(flag_of));
+  }
+}
+
+// Which options of a table a command takes, and the help texts it words for itself.
+struct OptionUse {
+  std::vector<std::string> keys;              // empty: every option with a flag
+  std::map<std::string, std::string> help;    // key → this command's help text
+};
+
+template <class S>
+class OptionBinder {
+ public:
+  using Spec = OptionSpec<S>;
+
+  // Adds the options of `specs` chosen by `use` to `cmd`, showing `defaults` in --help.
+  OptionBinder(CLI::App* cmd, const std::vector<Spec>& specs, const S& defaults = S{}, const OptionUse& use = {}) {
+    const std::set<std::string> keys(use.keys.begin(), use.keys.end());
+    for (const Spec& spec : specs) {
+      if (spec.flag.empty() || (!keys.empty() && !keys.count(spec.key))) continue;
+      const auto own_help = use.help.find(spec.key);
+      bind(cmd, spec, defaults, own_help == use.help.end() ? spec.help : own_help->second);
+    }
+  }
+  OptionBinder(const OptionBinder&) = delete;  // CLI11 holds the addresses of texts_ and switches_
+
+  // The options given (on the command line or in a --config file) over `s`; each converted by
+  // its table, errors naming the flag. Ranges are the caller's to check, with the cross-checks.
+  void apply(S& s) const {
+    with_flag_names([&] {
+      size_t text_index = 0, switch_index = 0;
+      for (const auto& [opt, spec] : bound_) {
+        const bool is_switch = spec->kind == OptionKind::kSwitch;
+        const std::string value = is_switch ? (switches_[switch_index++] ? "true" : "false") : texts_[text_index++];
+        if (opt->count() > 0) spec->parse(s, value);
+      }
+    });
+  }
+
+ private:
+  void bind(CLI::App* cmd, const Spec& spec, const S& defaults, const std::string& help_text) {
+    std::string help = help_text;
+    if (!spec.choices.empty()) help += ": " + option_detail::join(spec.choices, " or ");
+    CLI::Option* opt = nullptr;
+    if (spec.kind == OptionKind::kSwitch) {
+      opt = cmd->add_flag(spec.flag, switches_.emplace_back(false), help);
+    } else {
+      opt = cmd->add_option(spec.flag, texts_.emplace_back(), help)->default_str(spec.text(defaults));
+      opt->type_name(type_name(spec));
+    }
+    if (spec.required) opt->required();
+    if (!spec.group.empty()) opt->group(spec.group);
+    bound_.push_back({opt, &spec});
+  }
+
+  static std::string type_name(const Spec& spec) {
+    switch (spec.kind) {
+      case OptionKind::kBool: return "BOOL";
+      case OptionKind::kInteger: return "INT";
+      case OptionKind::kReal: return spec.key == "max_time_s" ? "DURATION" : "FLOAT";
+      case OptionKind::kChoice: return "{" + option_detail::join(spec.choices, ",") + "}";
+      default: return spec.choices.empty() ? "TEXT" : "{" + option_detail::join(spec.choices, ",") + "}";
+    }
+  }
+
+  std::deque<std::string> texts_;  // stable addresses for CLI11
+  std::deque<bool> switches_;
+  std::vector<std::pair<CLI::Option*, const Spec*>> bound_;
+};
+
+// -m/--model, the one option outside the tables (a list: repeated for an ensemble or for the
+// models a server serves).
+enum class ModelList { kEnsemble, kServed };
+CLI::Option* add_model_option(CLI::App* cmd, std::vector<std::string>& dirs, ModelList list);
+
+}  // namespace nmt::cli

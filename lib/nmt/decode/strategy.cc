@@ -1,0 +1,32 @@
+#include "nmt/decode/strategy.h"
+
+#include "nmt/decode/greedy.h"
+#include "nmt/decode/sampling.h"
+
+namespace nmt::decode {
+
+std::unique_ptr<SearchStrategy> make_search_strategy(const SearchOptions& o) {
+  if (o.use_sampling()) return std::make_unique<SamplingSearch>(o.sampling_options());
+  if (!o.use_beam()) return std::make_unique<GreedySearch>();
+  return std::make_unique<BeamSearch>(beam_options(o));
+}
+
+BeamOptions beam_options(const SearchOptions& o) {
+  BeamOptions b;
+  b.beam = o.beam;
+  b.nbest = o.nbest;
+  b.length_penalty = o.length_penalty;
+  b.alpha = o.alpha;
+  b.shrink = o.shrink;
+  return b;
+}
+
+DecodeOptions decode_options(const SearchOptions& o) {
+  DecodeOptions d;
+  d.max_sentences = o.batch_size;
+  d.max_len_a = o.max_len_a;
+  d.max_len_b = o.max_len_b;
+  return d;
+}
+
+}  // namespace nmt::decode

@@ -1,0 +1,23 @@
+#pragma once
+// The one place search options become a search strategy (CTranslate2's decoding.h idea): every
+// command, the server's workers and the trainer's validation decode through it.
+#include <memory>
+
+#include "nmt/decode/beam.h"
+#include "nmt/decode/search.h"
+#include "nmt/decode/search_options.h"
+
+namespace nmt::decode {
+
+// Sampling when --sampling is given; greedy search for a beam of one with one hypothesis (the
+// same output as beam search, faster); beam search otherwise. The options must be valid
+// (validate_search_options).
+std::unique_ptr<SearchStrategy> make_search_strategy(const SearchOptions& options);
+
+// Beam search's own settings out of the options.
+BeamOptions beam_options(const SearchOptions& options);
+
+// The batch size and the output length limit as decoding options.
+DecodeOptions decode_options(const SearchOptions& options);
+
+}  // namespace nmt::decode
