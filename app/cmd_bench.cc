@@ -60,7 +60,7 @@ class BenchModelFlags {
  public:
   BenchModelFlags(CLI::App* cmd, std::vector<std::string> keys)
       : preset_option_(cmd->add_option("--preset", preset_, "Model recipe (see nmt train --preset)")->required()),
-        train_(cmd, train::train_option_specs(), on_cpu(), OptionUse{std::move(keys), {}}) {
+        train_(cmd, train::train_option_specs(), on_cpu(), OptionUse{std::move(keys), {}, {}}) {
     cmd->add_option("--spm", spm_, "SentencePiece model to use (default: train one on the corpus, as nmt train does)");
   }
 
@@ -127,7 +127,7 @@ nlohmann::json model_config_json(const train::TrainOptions& o) {
 void add_matmul(CLI::App& bench) {
   auto* cmd = bench.add_subcommand("matmul", "Achieved GFLOP/s of float32 matrix products (best of several sizes)");
   auto runtime = std::make_shared<OptionBinder<RuntimeOptions>>(cmd, runtime_option_specs(), RuntimeOptions{},
-                                                                OptionUse{{"threads"}, {}});
+                                                                OptionUse{{"threads"}, {}, {}});
   cmd->callback([runtime] {
     RuntimeOptions r;
     runtime->apply(r);
@@ -279,10 +279,10 @@ void add_translate(CLI::App& bench) {
   RuntimeOptions on_cpu;  // a benchmark names the device it measures
   on_cpu.device = "cpu";
   auto runtime = std::make_shared<OptionBinder<RuntimeOptions>>(cmd, runtime_option_specs(), on_cpu,
-                                                                OptionUse{{"threads", "device"}, {}});
+                                                                OptionUse{{"threads", "device"}, {}, {}});
   auto search = std::make_shared<OptionBinder<decode::SearchOptions>>(
       cmd, decode::search_option_specs(), decode::SearchOptions{},
-      OptionUse{{"beam", "length_penalty", "alpha", "shrink", "max_len_a", "max_len_b", "batch_size"}, {}});
+      OptionUse{{}, {"nbest", "sampling", "temperature", "seed"}, {}});  // one best translation, searched
   cmd->add_option("--dump-ids", *dump_ids, "Write the encoded sources as JSON lines of ids (for the PyTorch reference)");
   cmd->add_option("--dump-hyp-ids", *dump_hyp_ids, "Write the output ids as JSON lines (greedy only)");
   cmd->add_flag("--per-sentence", *per_sentence,

@@ -65,10 +65,13 @@ class ServeFlags {
       : model_(add_model_option(cmd, dirs_, ModelList::kServed)),
         server_(cmd, serve::serve_option_specs()),
         search_(cmd, decode::search_option_specs(), {},
-                OptionUse{{"beam", "length_penalty", "alpha", "shrink", "max_len_a", "max_len_b"},
+                // nbest is the request's; batches are --max-batch; no sampling.
+                OptionUse{{},
+                          {"nbest", "batch_size", "sampling", "temperature", "seed"},
                           {{"beam", "Beam size when a request names none (1 = greedy decoding)"}}}),
         runtime_(cmd, runtime_option_specs(), {},
                  OptionUse{{},
+                           {},
                            {{"threads", "Each decoding worker's LibTorch/BLAS threads (0 = default)"},
                             {"quiet", "No log line per request on stderr (start, stop and errors still shown)"}}}) {}
 

@@ -44,10 +44,6 @@ struct DecodeArgs {
   RuntimeOptions runtime;
 };
 
-// The search options every decoding command takes; `nmt translate` adds --nbest.
-const std::vector<std::string> kSearchKeys = {"beam",     "length_penalty", "alpha",     "shrink",    "sampling",
-                                              "temperature", "seed",        "max_len_a", "max_len_b", "batch_size"};
-
 // A decoding command's flags: -m, then the options it takes of the search and runtime tables.
 class DecodeFlags {
  public:
@@ -411,9 +407,7 @@ void run_translate(const TranslateFlags& flags) {
 
 void add_translate_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("translate", "Translate text with a trained model (stdin → stdout by default)");
-  OptionUse search{kSearchKeys, {}};
-  search.keys.push_back("nbest");
-  auto decode = std::make_shared<DecodeFlags>(cmd, search);
+  auto decode = std::make_shared<DecodeFlags>(cmd, OptionUse{});  // every search option
   auto input = std::make_shared<std::string>();
   auto output = std::make_shared<std::string>();
   auto attention = std::make_shared<std::string>();
@@ -452,7 +446,7 @@ void record_eval(const std::string& model_dir, const nlohmann::json& record, boo
 
 void add_eval_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("eval", "Translate a test set and score it with sacreBLEU's BLEU and chrF");
-  auto decode = std::make_shared<DecodeFlags>(cmd, OptionUse{kSearchKeys, {}});
+  auto decode = std::make_shared<DecodeFlags>(cmd, OptionUse{{}, {"nbest"}, {}});
   auto src = std::make_shared<std::string>();
   auto refs = std::make_shared<std::vector<std::string>>();
   auto hyp_out = std::make_shared<std::string>();
@@ -530,7 +524,7 @@ void add_eval_command(CLI::App& app) {
 
 void add_attention_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("attention", "Translate one sentence and draw its attention (SVG file, or text on the terminal)");
-  auto decode = std::make_shared<DecodeFlags>(cmd, OptionUse{kSearchKeys, {}});
+  auto decode = std::make_shared<DecodeFlags>(cmd, OptionUse{{}, {"nbest"}, {}});
   auto sentence = std::make_shared<std::string>();
   auto out = std::make_shared<std::string>();
   auto layer = std::make_shared<int64_t>(-1);
@@ -569,8 +563,8 @@ void add_score_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "score", "Score given translations: the log-probability of each target line given its source line (forced decoding)");
   auto decode = std::make_shared<DecodeFlags>(
-      cmd, OptionUse{{"batch_size"}, {{"batch_size", "Sentence pairs per batch"}}},
-      OptionUse{{"threads", "device", "quiet"}, {{"quiet", "No warnings on stderr (errors still shown)"}}});
+      cmd, OptionUse{{"batch_size"}, {}, {{"batch_size", "Sentence pairs per batch"}}},
+      OptionUse{{"threads", "device", "quiet"}, {}, {{"quiet", "No warnings on stderr (errors still shown)"}}});
   auto src = std::make_shared<std::string>();
   auto tgt = std::make_shared<std::string>();
   auto output = std::make_shared<std::string>();

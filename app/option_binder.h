@@ -3,9 +3,9 @@
 // declared flag, read as text and converted by the table, so the command line, [SECTION]s of
 // --config files and config.json accept and refuse the same values with the same words. Every
 // command binds its tables here; none declares a flag, a range or a default by hand.
+#include <algorithm>
 #include <deque>
 #include <map>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,10 +31,17 @@ decltype(auto) with_flag_names(F&& f) {
   }
 }
 
-// Which options of a table a command takes, and the help texts it words for itself.
+// Which options of a table a command takes, and the help texts it words for itself. A command
+// that takes "every row but" (`all_but`) gets a new row without an edit.
 struct OptionUse {
-  std::vector<std::string> keys;              // empty: every option with a flag
+  std::vector<std::string> only;              // these rows; empty: every row with a flag ...
+  std::vector<std::string> all_but;           // ... except these
   std::map<std::string, std::string> help;    // key → this command's help text
+
+  bool takes(const std::string& key) const {
+    const auto has = [&](const std::vector<std::string>& v) { return std::find(v.begin(), v.end(), key) != v.end(); };
+    return (only.empty() || has(only)) && !has(all_but);
+  }
 };
 
 template <class S>
@@ -44,9 +51,8 @@ class OptionBinder {
 
   // Adds the options of `specs` chosen by `use` to `cmd`, showing `defaults` in --help.
   OptionBinder(CLI::App* cmd, const std::vector<Spec>& specs, const S& defaults = S{}, const OptionUse& use = {}) {
-    const std::set<std::string> keys(use.keys.begin(), use.keys.end());
     for (const Spec& spec : specs) {
-      if (spec.flag.empty() || (!keys.empty() && !keys.count(spec.key))) continue;
+      if (spec.flag.empty() || !use.takes(spec.key)) continue;
       const auto own_help = use.help.find(spec.key);
       bind(cmd, spec, defaults, own_help == use.help.end() ? spec.help : own_help->second);
     }

@@ -70,8 +70,9 @@ void bind(void* handle, Fn*& fn, const char* symbol, std::string& missing) {
 
 using DlopenFn = void* (*)(const char*, int);
 
-#if defined(__SANITIZE_ADDRESS__)
-// AddressSanitizer's dlopen interceptor refuses RTLD_DEEPBIND, because a deep-bound library
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+// AddressSanitizer's (and ThreadSanitizer's: the interceptor is common to both) dlopen
+// interceptor refuses RTLD_DEEPBIND, because a deep-bound library
 // resolves operator new/delete and malloc/free in its own dependencies first and so may bypass
 // the sanitizer's allocator. Here that is harmless: SentencePiece's dependencies are the
 // process's own libstdc++ and libc, whose operator new calls the (intercepted) malloc. The one
