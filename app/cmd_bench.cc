@@ -129,9 +129,7 @@ void add_matmul(CLI::App& bench) {
   auto runtime = std::make_shared<OptionBinder<RuntimeOptions>>(cmd, runtime_option_specs(), RuntimeOptions{},
                                                                 OptionUse{{"threads"}, {}, {}});
   cmd->callback([runtime] {
-    RuntimeOptions r;
-    runtime->apply(r);
-    with_flag_names([&] { check_options(r, runtime_option_specs()); });
+    const RuntimeOptions r = runtime->checked();
     const int* threads = &r.threads;
     set_threads(*threads);
     torch::NoGradGuard guard;
@@ -289,9 +287,7 @@ void add_translate(CLI::App& bench) {
                 "Translate the sentences one at a time, each timed: adds latency_ms (p50, p95, p99, mean) to the result, "
                 "what a server's latency at one connection compares with");
   cmd->callback([=] {
-    RuntimeOptions r = on_cpu;
-    runtime->apply(r);
-    with_flag_names([&] { check_options(r, runtime_option_specs()); });
+    const RuntimeOptions r = runtime->checked(on_cpu);
     decode::SearchOptions o;
     search->apply(o);
     decode::validate_search_options(o, flag_of);

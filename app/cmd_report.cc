@@ -6,12 +6,15 @@
 #include <fmt/format.h>
 
 #include "commands.h"
+#include "option_binder.h"
 #include "nmt/data/corpus.h"
 #include "nmt/decode/translator.h"
 #include "nmt/metrics/bleu.h"
+#include "nmt/models/architecture.h"
 #include "nmt/tensor/threads.h"
 #include "nmt/util/error.h"
 #include "nmt/util/io.h"
+#include "nmt/util/runtime_options.h"
 #include "nmt/viz/heatmap.h"
 #include "nmt/viz/plot.h"
 #include "nmt/viz/report.h"
@@ -56,7 +59,6 @@ void add_report_command(CLI::App& app) {
   auto ref = std::make_shared<std::string>();
   auto examples = std::make_shared<size_t>(8);
   auto heatmaps = std::make_shared<size_t>(2);
-  auto threads = std::make_shared<int>(0);
   cmd->add_option("dirs", *dirs, "Model directories")->required()->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   cmd->add_option("-o,--output", *out, "HTML file to write")->capture_default_str();
   cmd->add_option("--title", *title, "Page title")->capture_default_str();
@@ -64,10 +66,11 @@ void add_report_command(CLI::App& app) {
   cmd->add_option("--ref", *ref, "Their references");
   cmd->add_option("--examples", *examples, "Example sentences translated by each run")->capture_default_str();
   cmd->add_option("--heatmaps", *heatmaps, "Attention heatmaps per run (of the first examples)")->capture_default_str();
-  cmd->add_option("--threads", *threads, "Threads: OpenBLAS's pool where OpenBLAS is loaded (LibTorch's is then 1), else LibTorch's (0 = the libraries' default)")->capture_default_str();
+  auto runtime = std::make_shared<OptionBinder<RuntimeOptions>>(cmd, runtime_option_specs(), RuntimeOptions{},
+                                                                OptionUse{{"threads"}, {}, {}});
   cmd->callback([=] {
     if (src->empty() != ref->empty()) throw UsageError("--src and --ref go together");
-    set_threads(*threads);
+    set_threads(runtime->checked().threads);
     viz::RunReport report;
     report.title = *title;
     std::vector<viz::RunMetrics> metrics;
@@ -93,6 +96,7 @@ void add_report_command(CLI::App& app) {
       run.name = metrics[r].name;
       run.dir = dir;
       run.model_type = loaded.model_config.type;
+      run.size_fields = models::architecture(run.model_type).size_fields;
       run.config = loaded.config;
       run.parameters = models::count_parameters(*loaded.model);
       viz::summarize_metrics(metrics[r].train, metrics[r].valid, run);

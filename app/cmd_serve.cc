@@ -81,9 +81,8 @@ class ServeFlags {
     a.model_dirs = dirs_;
     server_.apply(a);
     search_.apply(a.search);
-    runtime_.apply(a.runtime);
+    a.runtime = runtime_.checked();
     decode::validate_search_options(a.search, flag_of);
-    with_flag_names([&] { check_options(a.runtime, runtime_option_specs()); });
     serve::validate_serve_options(a, a.search.beam, flag_of);
     return a;
   }

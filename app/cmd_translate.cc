@@ -58,9 +58,8 @@ class DecodeFlags {
     DecodeArgs a;
     a.model_dirs = dirs_;
     search_.apply(a.search);
-    runtime_.apply(a.runtime);
+    a.runtime = runtime_.checked();
     decode::validate_search_options(a.search, flag_of);
-    with_flag_names([&] { check_options(a.runtime, runtime_option_specs()); });
     return a;
   }
 

@@ -72,6 +72,14 @@ class OptionBinder {
     });
   }
 
+  // `s` with the options given over it, each within its table's range (UsageError naming the
+  // flag); cross-checks are the caller's.
+  S checked(S s = S{}) const {
+    apply(s);
+    with_flag_names([&] { for (const auto& [opt, spec] : bound_) spec->check(s); });
+    return s;
+  }
+
  private:
   void bind(CLI::App* cmd, const Spec& spec, const S& defaults, const std::string& help_text) {
     std::string help = help_text;

@@ -2,6 +2,10 @@
 // numbers a user reads off them; the progress line must stay off when it is not wanted.
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -195,6 +199,37 @@ TEST(Viz, ReportIsWellFormedAndShowsRunsScoresAndExamples) {
   EXPECT_TRUE(contains(cells(tables["evals"]), "41.50"));
   EXPECT_TRUE(contains(cells(tables["examples"]), "A cat & a <dog>."));
   EXPECT_TRUE(contains(cells(tables["examples"]), "Un chat & un <chien>. "));  // then the sentence BLEU
+}
+
+// Every config.json holds every architecture's size fields; each run shows only its own
+// architecture's (models::Architecture::size_fields), "–" under another's, whatever the names.
+TEST(Viz, ReportShowsEachRunOnlyItsOwnArchitecturesSizes) {
+  nmt::viz::RunReport report;
+  const nlohmann::json model = {{"d_model", 256}, {"hidden", 512}, {"kernel", 3}, {"dropout", 0.1}};
+  for (const auto& [name, fields] : std::vector<std::pair<std::string, std::vector<std::string>>>{
+           {"a-transformer", {"d_model"}}, {"a-gru", {"hidden"}}, {"a-third", {"kernel", "d_model"}}}) {
+    nmt::viz::RunSummary run;
+    run.name = name;
+    run.config = {{"model", model}};
+    run.config["model"]["type"] = name;
+    run.size_fields = fields;
+    report.runs.push_back(run);
+  }
+  auto root = parse_xml(nmt::viz::render_report_html(report));
+  const nmt::test::XmlElement* config = nullptr;
+  for (const auto* t : root->find_all("table"))
+    if (t->attr("id") == "config") config = t;
+  ASSERT_NE(config, nullptr);
+  std::map<std::string, std::vector<std::string>> rows;  // row name → the runs' cells
+  for (const auto* tr : config->find_all("tr")) {
+    const auto th = tr->find_all("th");
+    if (th.empty()) continue;
+    for (const auto* td : tr->find_all("td")) rows[th.front()->text].push_back(td->text);
+  }
+  EXPECT_EQ(rows["model.d_model"], (std::vector<std::string>{"256", "–", "256"}));
+  EXPECT_EQ(rows["model.hidden"], (std::vector<std::string>{"–", "512", "–"}));
+  EXPECT_EQ(rows["model.kernel"], (std::vector<std::string>{"–", "–", "3"}));
+  EXPECT_EQ(rows["model.dropout"], (std::vector<std::string>{"0.1", "0.1", "0.1"}));
 }
 
 TEST(Viz, BadEvalRecordIsNamed) {

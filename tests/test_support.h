@@ -28,7 +28,12 @@ inline std::string source_dir() { return NMT_SOURCE_DIR; }
 
 // A small hand-written fixture under data/fixtures/.
 inline std::string fixture(const std::string& name) { return source_dir() + "/data/fixtures/" + name; }
-inline std::string nmt_binary() { return NMT_BINARY; }
+// The nmt under test: this build's, or $NMT_TEST_BINARY (scripts/tsan-serve.sh runs the
+// serve tests against a ThreadSanitizer build of the server).
+inline std::string nmt_binary() {
+  if (const char* env = std::getenv("NMT_TEST_BINARY"); env && *env) return env;
+  return NMT_BINARY;
+}
 
 // A fresh empty directory under the system temp dir, removed by the destructor.
 class TempDir {

@@ -69,6 +69,7 @@ Architecture bag_of_words() {
   a.attention_layers = [](const ModelConfig&) -> int64_t { return 0; };
   a.attention_heads = [](const ModelConfig&) -> int64_t { return 0; };
   a.attention_name = "none";
+  a.size_fields = {"embedding"};
   a.make = [](const ModelConfig& c) -> Seq2SeqModel { return std::make_shared<BagOfWordsImpl>(c); };
   return a;
 }

@@ -272,10 +272,11 @@ TEST_F(Serve, ConcurrentRequestsShareBatchesAndGetTheTranslationsTheyGetAlone) {
   EXPECT_EQ(server.log().find("POST /translate"), std::string::npos) << "--quiet logs no requests";
 }
 
-// --workers 2: two batches decode at once on one shared model; every client still gets the
-// translation it gets alone, and a request split over both workers keeps its order.
-TEST_F(Serve, TwoWorkersGiveEachRequestTheTranslationItGetsAlone) {
-  ServerProcess server("-m " + model() + " --workers 2 --threads 1 --max-batch 3 --batch-wait-ms 20 -q", file("workers.log"));
+// --workers 4: four batches decode at once on one shared model; every client still gets the
+// translation it gets alone, and a request split over the workers keeps its order. (Under
+// ThreadSanitizer too: scripts/tsan-serve.sh runs these tests against a sanitized server.)
+TEST_F(Serve, FourWorkersGiveEachRequestTheTranslationItGetsAlone) {
+  ServerProcess server("-m " + model() + " --workers 4 --threads 1 --max-batch 3 --batch-wait-ms 20 -q", file("workers.log"));
   ASSERT_GT(server.port(), 0) << server.log();
   const auto alone = translations_alone(server.port());
   std::vector<std::string> many;

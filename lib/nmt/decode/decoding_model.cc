@@ -4,11 +4,11 @@
 
 namespace nmt::decode {
 
-models::DecoderState SingleModel::start(const torch::Tensor& src, const torch::Tensor& src_mask) {
+models::DecoderState SingleModel::start(const torch::Tensor& src, const torch::Tensor& src_mask) const {
   return model_.start(model_.encode(src, src_mask), src_mask);
 }
 
-torch::Tensor SingleModel::step(const torch::Tensor& prev_tokens, models::DecoderState& state) {
+torch::Tensor SingleModel::step(const torch::Tensor& prev_tokens, models::DecoderState& state) const {
   return model_.step(prev_tokens, state);
 }
 
@@ -28,13 +28,13 @@ Ensemble::Ensemble(std::vector<models::Seq2SeqModelImpl*> members) : members_(st
   }
 }
 
-models::DecoderState Ensemble::start(const torch::Tensor& src, const torch::Tensor& src_mask) {
+models::DecoderState Ensemble::start(const torch::Tensor& src, const torch::Tensor& src_mask) const {
   models::DecoderState state;
   for (auto* m : members_) state.members().push_back(m->start(m->encode(src, src_mask), src_mask));
   return state;
 }
 
-torch::Tensor Ensemble::step(const torch::Tensor& prev_tokens, models::DecoderState& state) {
+torch::Tensor Ensemble::step(const torch::Tensor& prev_tokens, models::DecoderState& state) const {
   torch::Tensor sum, attention;
   auto& members = state.members();
   for (size_t i = 0; i < members_.size(); ++i) {

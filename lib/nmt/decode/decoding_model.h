@@ -8,14 +8,19 @@
 
 namespace nmt::decode {
 
+// A search reads the models through start() and step(), both const: the strategies, and so
+// serve's workers decoding at the same time, hold the model const; every per-search choice lives
+// in the DecoderState and the DecodeOptions. (The models are held by reference: LibTorch's
+// forward methods are not const, so constness here is the interface's promise, kept by start
+// and step writing only the DecoderState.)
 class DecodingModel {
  public:
   virtual ~DecodingModel() = default;
   // Encodes a source batch (src int64 [B,S], src_mask bool [B,S]) and starts the decoder.
-  virtual models::DecoderState start(const torch::Tensor& src, const torch::Tensor& src_mask) = 0;
+  virtual models::DecoderState start(const torch::Tensor& src, const torch::Tensor& src_mask) const = 0;
   // Next-token scores [rows, V] whose log-softmax is the next-token distribution: one model's
   // logits, or an ensemble's mean log-probabilities.
-  virtual torch::Tensor step(const torch::Tensor& prev_tokens, models::DecoderState& state) = 0;
+  virtual torch::Tensor step(const torch::Tensor& prev_tokens, models::DecoderState& state) const = 0;
   // The longest output (without EOS) every model can produce: its positional limit.
   virtual int64_t max_target_len() const = 0;
   virtual torch::Device device() const = 0;
@@ -26,8 +31,8 @@ class DecodingModel {
 class SingleModel final : public DecodingModel {
  public:
   explicit SingleModel(models::Seq2SeqModelImpl& model) : model_(model) {}
-  models::DecoderState start(const torch::Tensor& src, const torch::Tensor& src_mask) override;
-  torch::Tensor step(const torch::Tensor& prev_tokens, models::DecoderState& state) override;
+  models::DecoderState start(const torch::Tensor& src, const torch::Tensor& src_mask) const override;
+  torch::Tensor step(const torch::Tensor& prev_tokens, models::DecoderState& state) const override;
   int64_t max_target_len() const override;
   torch::Device device() const override;
   std::vector<models::Seq2SeqModelImpl*> models() override { return {&model_}; }
@@ -46,8 +51,8 @@ class Ensemble final : public DecodingModel {
   // Every model must produce the same target vocabulary (checked by the caller, which knows
   // the subword models) and live on one device.
   explicit Ensemble(std::vector<models::Seq2SeqModelImpl*> members);
-  models::DecoderState start(const torch::Tensor& src, const torch::Tensor& src_mask) override;
-  torch::Tensor step(const torch::Tensor& prev_tokens, models::DecoderState& state) override;
+  models::DecoderState start(const torch::Tensor& src, const torch::Tensor& src_mask) const override;
+  torch::Tensor step(const torch::Tensor& prev_tokens, models::DecoderState& state) const override;
   int64_t max_target_len() const override;
   torch::Device device() const override;
   std::vector<models::Seq2SeqModelImpl*> models() override { return members_; }

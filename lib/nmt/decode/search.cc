@@ -40,7 +40,7 @@ const Ids kNoPrefix;
 
 // Encodes one batch, starts the decoder and works out each row's limits: what every strategy
 // needs before its first step.
-SearchBatch start_batch(DecodingModel& model, const std::vector<Ids>& sources, const std::vector<size_t>& ids,
+SearchBatch start_batch(const DecodingModel& model, const std::vector<Ids>& sources, const std::vector<size_t>& ids,
                         const DecodeOptions& options, const std::vector<Ids>* prefixes) {
   std::vector<const Ids*> rows;
   for (size_t i : ids) rows.push_back(&sources[i]);

@@ -45,7 +45,7 @@ using SearchResult = std::vector<Hypothesis>;
 // One batch as the driver hands it to a strategy: the model's started state and, per row,
 // everything the strategy needs to know about its sentence.
 struct SearchBatch {
-  DecodingModel& model;
+  const DecodingModel& model;  // read-only: strategies (serve's workers) share it
   models::DecoderState state;
   torch::Device device;
   std::vector<size_t> source_index;  // row → position in the driver's input

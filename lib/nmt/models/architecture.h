@@ -41,6 +41,9 @@ struct Architecture {
   std::function<int64_t(const ModelConfig&)> attention_heads;
   std::string attention_name;
   std::function<Seq2SeqModel(const ModelConfig&)> make;
+  // The config.json "model" keys of its own sizes: what `nmt report` shows of this model (every
+  // model's config.json holds every architecture's fields, most of them unused).
+  std::vector<std::string> size_fields;
 };
 
 // The architecture called `name`; RuntimeError "unknown model type 'x' (transformer or gru)".

@@ -257,6 +257,7 @@ Architecture gru_architecture() {
   a.attention_layers = [](const ModelConfig&) -> int64_t { return 0; };  // one attention
   a.attention_heads = [](const ModelConfig&) -> int64_t { return 0; };
   a.attention_name = "additive attention";
+  a.size_fields = {"embedding", "hidden", "rnn_layers"};
   a.make = [](const ModelConfig& c) -> Seq2SeqModel { return std::make_shared<GruBahdanauImpl>(c); };
   return a;
 }

@@ -475,6 +475,7 @@ Architecture transformer_architecture() {
   a.attention_layers = [](const ModelConfig& c) { return c.decoder_layers; };
   a.attention_heads = [](const ModelConfig& c) { return c.heads; };
   a.attention_name = "cross-attention";
+  a.size_fields = {"d_model", "heads", "ffn", "encoder_layers", "decoder_layers"};
   a.make = [](const ModelConfig& c) -> Seq2SeqModel { return std::make_shared<TransformerImpl>(c); };
   return a;
 }

@@ -1,5 +1,6 @@
 #include "nmt/viz/report.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -74,15 +75,33 @@ std::string thousands(int64_t n) {
 
 std::string cell(const std::string& text) { return "<td>" + xml_escape(text) + "</td>"; }
 
-std::string config_value(const nlohmann::json& config, const char* section, const char* key) {
+bool has(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+// The rows of the configuration table: the model's type, every run's architecture sizes (in the
+// order the runs name them), the fields all models have, then the training options.
+std::vector<std::pair<std::string, std::string>> config_rows(const std::vector<RunSummary>& runs) {
+  std::vector<std::pair<std::string, std::string>> rows = {{"model", "type"}};
+  std::vector<std::string> sizes;
+  for (const auto& r : runs)
+    for (const auto& f : r.size_fields)
+      if (!has(sizes, f)) sizes.push_back(f);
+  for (const auto& f : sizes) rows.emplace_back("model", f);
+  for (const char* k : {"dropout", "src_vocab", "tgt_vocab", "shared_vocab"}) rows.emplace_back("model", k);
+  for (const char* k : {"lr", "warmup", "lr_schedule", "max_tokens", "label_smoothing", "clip_norm", "subword_alpha", "seed",
+                        "threads", "train_prefix", "train_tsv"})
+    rows.emplace_back("train", k);
+  return rows;
+}
+
+// A run's value of a row; "–" where it has none, or where the row is another architecture's size
+// (its config.json holds every architecture's fields).
+std::string config_value(const RunSummary& run, const std::string& section, const std::string& key,
+                         const std::vector<RunSummary>& runs) {
+  const nlohmann::json& config = run.config;
   if (!config.contains(section) || !config[section].contains(key)) return "–";
-  // A model's config.json holds every architecture field; show only its own model's.
-  static const std::set<std::string> kTransformerOnly = {"d_model", "heads", "ffn", "encoder_layers", "decoder_layers"};
-  static const std::set<std::string> kGruOnly = {"embedding", "hidden", "rnn_layers"};
-  const std::string type = config.contains("model") ? config["model"].value("type", "") : "";
-  if (std::string(section) == "model" && ((type == "gru" && kTransformerOnly.count(key)) ||
-                                          (type == "transformer" && kGruOnly.count(key))))
-    return "–";
+  bool another_architectures = false;
+  for (const auto& r : runs) another_architectures |= has(r.size_fields, key);
+  if (section == "model" && another_architectures && !has(run.size_fields, key)) return "–";
   const auto& v = config[section][key];
   if (v.is_string()) return v.get<std::string>();
   if (v.is_number_float()) return compact_number(v.get<double>(), 6);
@@ -140,19 +159,12 @@ th { background: #f0f4f8; } td.num { text-align: right; font-variant-numeric: ta
   h += "<h2>Configuration</h2><table id=\"config\"><tr><th>option</th>";
   for (const auto& r : report.runs) h += "<th>" + xml_escape(r.name) + "</th>";
   h += "</tr>";
-  static const std::vector<std::pair<const char*, const char*>> kKeys = {
-      {"model", "type"}, {"model", "d_model"}, {"model", "heads"}, {"model", "ffn"}, {"model", "encoder_layers"},
-      {"model", "decoder_layers"}, {"model", "embedding"}, {"model", "hidden"}, {"model", "rnn_layers"},
-      {"model", "dropout"}, {"model", "src_vocab"}, {"model", "tgt_vocab"}, {"model", "shared_vocab"},
-      {"train", "lr"}, {"train", "warmup"}, {"train", "lr_schedule"}, {"train", "max_tokens"},
-      {"train", "label_smoothing"}, {"train", "clip_norm"}, {"train", "subword_alpha"}, {"train", "seed"},
-      {"train", "threads"}, {"train", "train_prefix"}, {"train", "train_tsv"}};
-  for (const auto& [section, key] : kKeys) {
+  for (const auto& [section, key] : config_rows(report.runs)) {
     bool present = false;
     for (const auto& r : report.runs) present |= r.config.contains(section) && r.config[section].contains(key);
     if (!present) continue;
-    h += "<tr><th>" + xml_escape(std::string(section) + "." + key) + "</th>";
-    for (const auto& r : report.runs) h += cell(config_value(r.config, section, key));
+    h += "<tr><th>" + xml_escape(section + "." + key) + "</th>";
+    for (const auto& r : report.runs) h += cell(config_value(r, section, key, report.runs));
     h += "</tr>";
   }
   h += "</table>";

@@ -23,6 +23,9 @@ struct ExampleTranslation {
 struct RunSummary {
   std::string name, dir, model_type;
   nlohmann::json config;  // config.json of the model directory
+  // The "model" keys of its architecture's sizes (models::Architecture::size_fields); the
+  // configuration table shows only these of the sizes, "–" for another architecture's.
+  std::vector<std::string> size_fields;
   int64_t parameters = 0;
   int64_t steps = 0;
   double train_seconds = 0, tokens_per_s = 0, best_valid_bleu = -1;
