@@ -19,7 +19,7 @@ trap 'rm -rf "$work"' EXIT
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNMT_TSAN=ON -DNMT_LIBTORCH="${NMT_LIBTORCH:-debian}" > "$work/cmake.log" ||
   { cat "$work/cmake.log" >&2; exit 1; }
 cmake --build "$build" -j "${NMT_JOBS:-2}" --target nmt_torch_cli nmt_cli nmt_core_tests
-export TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 log_path=$work/tsan"
+export TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 log_path=$work/tsan suppressions=$PWD/scripts/tsan.supp"
 reports() {
   if compgen -G "$work/tsan*" > /dev/null; then cat "$work"/tsan* >&2; echo "tsan-serve: ThreadSanitizer reported ($1)" >&2; exit 1; fi
 }
