@@ -15,6 +15,7 @@
 #include "nmt/decode/strategy.h"
 #include "nmt/decode/forced.h"
 #include "nmt/decode/greedy.h"
+#include "nmt/decode/no_repeat.h"
 #include "nmt/decode/sampling.h"
 #include "nmt/models/model.h"
 #include "torch_test_models.h"
@@ -423,6 +424,60 @@ TEST_P(SearchTest, AModelInTrainingModeIsSearchedInEvalModeAndGivenBackInTrainin
   const auto got = decode::search(*model, sources(), short_outputs(), decode::GreedySearch());
   EXPECT_TRUE(model->is_training());
   for (size_t i = 0; i < expected.size(); ++i) EXPECT_EQ(got[i].front().tokens, expected[i].front().tokens);
+}
+
+// --- --no-repeat-ngram ----------------------------------------------------------------------
+
+TEST(NoRepeatNgram, BansEachTokenThatWouldCompleteAnNgramAlreadyThere) {
+  EXPECT_EQ(decode::repeated_ngram_bans({1, 2, 3, 1, 2}, 3), (std::vector<int64_t>{3}));  // "1 2 3" again
+  EXPECT_EQ(decode::repeated_ngram_bans({5, 6, 5, 7, 5}, 2), (std::vector<int64_t>{6, 7}));
+  EXPECT_EQ(decode::repeated_ngram_bans({4, 4, 4}, 2), (std::vector<int64_t>{4}));
+  EXPECT_EQ(decode::repeated_ngram_bans({4, 9, 4}, 1), (std::vector<int64_t>{4, 9}));  // no token twice
+  EXPECT_TRUE(decode::repeated_ngram_bans({1, 2, 3}, 3).empty());
+  EXPECT_TRUE(decode::repeated_ngram_bans({1, 2}, 0).empty());
+  EXPECT_TRUE(decode::repeated_ngram_bans({}, 2).empty());
+}
+
+// Whether some subword n-gram occurs twice in `tokens`.
+bool repeats_an_ngram(const Ids& tokens, size_t n) {
+  std::set<Ids> seen;
+  for (size_t i = 0; i + n <= tokens.size(); ++i)
+    if (!seen.insert(Ids(tokens.begin() + static_cast<std::ptrdiff_t>(i), tokens.begin() + static_cast<std::ptrdiff_t>(i + n))).second)
+      return true;
+  return false;
+}
+
+// A random model over 12 subwords loops, as small trained ones do; with the option, no output
+// of any strategy repeats a bigram, and a forced prefix is still followed as given.
+TEST_P(SearchTest, NoOutputRepeatsAnNgramWithNoRepeatNgram) {
+  auto model = random_model(GetParam());
+  decode::DecodeOptions d;
+  d.max_len_a = 3;
+  d.max_len_b = 20;
+  decode::SearchOptions sampling = search_of(1);
+  sampling.sampling = "top-k:3";
+  const std::vector<decode::SearchOptions> searches = {search_of(1), search_of(4, 2), sampling};
+  const auto src = sources();
+  const std::vector<Ids> prefixes = {{7, 7, 7}, {}, {}, {5}};
+  size_t repeating_without = 0;
+  for (const auto& search : searches) {
+    for (const int64_t n : {0, 2}) {
+      d.no_repeat_ngram = n;
+      auto results = decode::search(*model, src, d, *decode::make_search_strategy(search), &prefixes);
+      for (size_t i = 0; i < src.size(); ++i)
+        for (const auto& h : results[i]) {
+          ASSERT_TRUE(starts_with(h.tokens, prefixes[i])) << "sentence " << i;
+          const Ids after_prefix(h.tokens.begin() + static_cast<std::ptrdiff_t>(prefixes[i].size()), h.tokens.end());
+          if (n == 0) {
+            repeating_without += repeats_an_ngram(h.tokens, 2);
+          } else {
+            EXPECT_FALSE(repeats_an_ngram(after_prefix, 2)) << "sentence " << i << ", beam " << search.beam;
+            EXPECT_TRUE(std::isfinite(h.score)) << "sentence " << i;
+          }
+        }
+    }
+  }
+  EXPECT_GT(repeating_without, 0u) << "without the option nothing repeats: the test shows nothing";
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, SearchTest, ::testing::Values("transformer", "gru"));

@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "nmt/decode/greedy.h"
+#include "nmt/decode/no_repeat.h"
 #include "nmt/decode/top_log_probs.h"
 #include "nmt/util/error.h"
 
@@ -150,6 +151,18 @@ std::vector<SearchResult> ranked_results(std::vector<Sentence>& sentences, int64
   return out;
 }
 
+// Each model row's tokens so far at step t: the live beams of the alive sentences, in row order;
+// null for a sentence inside its forced prefix (its next token is given, never banned).
+std::vector<const Ids*> histories_of(const std::vector<int64_t>& alive, const std::vector<std::vector<Beam>>& beams,
+                                     const std::vector<Sentence>& sentences, int64_t t) {
+  std::vector<const Ids*> histories;
+  for (const int64_t s : alive) {
+    const bool in_prefix = t < static_cast<int64_t>(sentences[static_cast<size_t>(s)].prefix->size());
+    for (const Beam& beam : beams[static_cast<size_t>(s)]) histories.push_back(in_prefix ? nullptr : &beam.tokens);
+  }
+  return histories;
+}
+
 }  // namespace
 
 std::vector<SearchResult> BeamSearch::search(SearchBatch& batch, const DecodeOptions& options) const {
@@ -179,6 +192,8 @@ std::vector<SearchResult> BeamSearch::search(SearchBatch& batch, const DecodeOpt
   std::vector<Candidate> candidates;
   for (int64_t t = 0; !alive.empty(); ++t) {
     auto logits = batch.model.step(tokens, state);
+    if (options.no_repeat_ngram > 0)
+      ban_repeated_ngrams(logits, histories_of(alive, beams, sentences, t), options.no_repeat_ngram);
     // Two-stage top-k: the best `per_row` tokens of each row (on the model's device), then a
     // merge of each sentence's few candidates here. A sentence's best w (beam, token) pairs
     // are always among its rows' top w tokens, whatever the number of live beams per

@@ -2,6 +2,7 @@
 
 #include <numeric>
 
+#include "nmt/decode/no_repeat.h"
 #include "nmt/decode/top_log_probs.h"
 
 namespace nmt::decode {
@@ -17,6 +18,14 @@ std::vector<SearchResult> one_best_search(SearchBatch& batch, const DecodeOption
   auto tokens = torch::full({B}, kBosId, torch::TensorOptions().dtype(torch::kLong).device(batch.device));
   for (int64_t t = 0; t < longest + 1 && !alive.empty(); ++t) {
     auto scores = batch.model.step(tokens, batch.state);
+    if (options.no_repeat_ngram > 0) {
+      std::vector<const Ids*> histories;
+      for (const int64_t b : alive) {
+        const bool in_prefix = t < static_cast<int64_t>(batch.prefix[static_cast<size_t>(b)]->size());
+        histories.push_back(in_prefix ? nullptr : &hyps[static_cast<size_t>(b)].tokens);
+      }
+      ban_repeated_ngrams(scores, histories, options.no_repeat_ngram);
+    }
     auto next_host = choose(scores, alive, t);
     // Rows still inside their forced prefix take its next token instead.
     bool forced = false;

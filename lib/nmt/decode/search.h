@@ -23,6 +23,7 @@ struct DecodeOptions {
   // --alignment-layer/--alignment-heads (-1: the last layer, the mean of the heads).
   models::AlignmentChoice alignment;
   bool return_token_log_probs = false;  // Hypothesis::token_log_probs
+  int64_t no_repeat_ngram = 0;           // > 0: no output repeats a subword n-gram of this size
   // Called after each batch with the number of sentences it finished (progress displays).
   std::function<void(size_t)> on_batch_done;
 };

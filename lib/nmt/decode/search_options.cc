@@ -76,6 +76,11 @@ const std::vector<OptionSpec<SearchOptions>>& search_option_specs() {
           .range(0, 1'000'000),
       option("batch_size", "--batch-size", "Search", "Sentences per batch", &O::batch_size)
           .range(1, kMaxBatchSentences),
+      option("no_repeat_ngram", "--no-repeat-ngram", "Search",
+             "No translation repeats a subword n-gram of this size (fairseq's --no-repeat-ngram-size; 0 = off): "
+             "stops repetition loops such as 'un un un'",
+             &O::no_repeat_ngram)
+          .range(0, 1000),
   };
   return specs;
 }

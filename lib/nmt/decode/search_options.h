@@ -49,6 +49,7 @@ struct SearchOptions {
   double max_len_a = 1.5;  // an output has at most a * source length + b subwords
   int64_t max_len_b = 10;
   int64_t batch_size = 64;  // sentences per batch
+  int64_t no_repeat_ngram = 0;  // > 0: no output repeats a subword n-gram of this size
 
   bool use_sampling() const { return !sampling.empty(); }
   bool use_beam() const { return beam > 1 || nbest > 1; }

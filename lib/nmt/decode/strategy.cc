@@ -26,6 +26,7 @@ DecodeOptions decode_options(const SearchOptions& o) {
   d.max_sentences = o.batch_size;
   d.max_len_a = o.max_len_a;
   d.max_len_b = o.max_len_b;
+  d.no_repeat_ngram = o.no_repeat_ngram;
   return d;
 }
 
