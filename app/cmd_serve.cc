@@ -41,6 +41,7 @@
 #include "nmt/serve/batcher.h"
 #include "nmt/tensor/device.h"
 #include "nmt/text/unicode.h"
+#include "nmt/text/repetition.h"
 #include "nmt/tensor/threads.h"
 #include "nmt/util/error.h"
 #include "nmt/version.h"
@@ -128,20 +129,48 @@ struct ServedModel {
 // Decodes one batch for the Batcher, exactly as `nmt translate` would decode those lines with
 // the same options (greedy for beam 1 and nbest 1, beam search otherwise).
 std::vector<serve::Nbest> decode_batch(std::map<std::string, ServedModel>& models, const ServeArgs& a,
-                                       const serve::DecodeKey& key, const std::vector<std::string>& lines) {
+                                       const serve::DecodeKey& key, const std::vector<serve::Sentence>& sentences) {
   decode::Translator& t = *models.at(key.model).translator;
   decode::SearchOptions search = a.search;  // the server's length limit, length penalty, α and shrinking
   search.beam = key.beam;
   search.nbest = key.nbest;
   search.batch_size = static_cast<int64_t>(a.max_batch);
+  std::vector<std::string> lines;
+  std::vector<text::PhraseConstraints> constraints;
+  bool any_constraints = false;
+  for (const auto& s : sentences) {
+    lines.push_back(s.text);
+    constraints.push_back(s.constraints);
+    any_constraints |= !s.constraints.empty();
+  }
+  auto options = decode::decode_options(search);
+  options.return_token_log_probs = true;  // each answer's confidence
   std::vector<serve::Nbest> out;
   out.reserve(lines.size());
-  for (auto& n : t.translate(lines, decode::decode_options(search), *decode::make_search_strategy(search))) {
+  for (auto& n : t.translate(lines, options, *decode::make_search_strategy(search, key.constrained), nullptr, nullptr,
+                             any_constraints ? &constraints : nullptr)) {
     serve::Nbest list;
-    for (auto& s : n) list.push_back({std::move(s.text), s.hypothesis.score});
+    for (auto& s : n) {
+      const bool loops = text::has_repetition_loop(s.text);
+      list.push_back({std::move(s.text), s.hypothesis.score, decode::mean_log_prob(s.hypothesis), loops,
+                      std::move(s.unmet_constraints)});
+    }
     out.push_back(std::move(list));
   }
   return out;
+}
+
+// Every phrase of the request in the model's subwords, before it is queued: a phrase the model
+// cannot write is the client's error (400), not a failure of the batch it would share.
+void check_constraints(const serve::TranslateRequest& r, const decode::Translator& translator) {
+  for (size_t i = 0; i < r.sentences.size(); ++i) {
+    if (r.sentences[i].constraints.empty()) continue;
+    try {
+      translator.encode_constraints(r.sentences[i].constraints);
+    } catch (const UsageError& e) {
+      throw serve::ApiError(400, r.list ? fmt::format("sentence {}: {}", i, e.what()) : std::string(e.what()));
+    }
+  }
 }
 
 const char* reason(int status) {
@@ -301,6 +330,7 @@ void add_routes(httplib::Server& server, ServerContext& c) {
     try {
       const auto start = std::chrono::steady_clock::now();
       serve::TranslateRequest r = serve::parse_translate_request(req.body, c.defaults, c.limits);
+      check_constraints(r, *c.models.by_name.at(r.key.model).translator);
       request_sentences = r.sentences.size();
       auto results = c.batcher.submit(r.key, r.sentences).get();
       const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -393,7 +423,7 @@ void run_server(const ServeArgs& a) {
   bo.workers = static_cast<size_t>(a.workers);
   bo.wait = std::chrono::microseconds(static_cast<int64_t>(a.batch_wait_ms * 1000));
   bo.on_thread_start = [threads = a.runtime.threads] { set_threads(threads); };  // OpenMP's settings are per thread
-  serve::Batcher batcher([&](const serve::DecodeKey& k, const std::vector<std::string>& l) { return decode_batch(models.by_name, a, k, l); }, bo);
+  serve::Batcher batcher([&](const serve::DecodeKey& k, const std::vector<serve::Sentence>& l) { return decode_batch(models.by_name, a, k, l); }, bo);
   ServerContext c{a, models, batcher, api_key, serve::ApiDefaults{models.names, static_cast<int>(a.search.beam)},
                   serve::ApiLimits{a.max_sentences, a.max_beam}};
 

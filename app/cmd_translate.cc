@@ -26,6 +26,8 @@
 #include "nmt/metrics/bleu.h"
 #include "nmt/metrics/chrf.h"
 #include "nmt/tensor/device.h"
+#include "nmt/text/lexical_constraints.h"
+#include "nmt/text/repetition.h"
 #include "nmt/text/unicode.h"
 #include "nmt/tensor/threads.h"
 #include "nmt/util/error.h"
@@ -171,6 +173,121 @@ class TranslateProgress {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
+// Tab-separated phrases of one line; empty or all-space fields are no phrase.
+std::vector<std::string> phrases_of(const std::string& line) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (;;) {
+    const size_t tab = line.find('\t', start);
+    std::string field = line.substr(start, tab == std::string::npos ? std::string::npos : tab - start);
+    if (!text::python_strip(std::string_view(field)).empty()) out.push_back(std::move(field));
+    if (tab == std::string::npos) return out;
+    start = tab + 1;
+  }
+}
+
+// --constraints (per input line, phrases its translation must contain), --avoid-per-line (per
+// line, phrases it must not) and --avoid (phrases no translation contains), read and checked
+// before any model is loaded.
+class ConstraintFiles {
+ public:
+  ConstraintFiles(std::string include, std::string avoid_lines, const std::string& avoid)
+      : include_file_(std::move(include)), avoid_lines_file_(std::move(avoid_lines)) {
+    if (!include_file_.empty()) include_ = read_source_lines(include_file_);
+    if (!avoid_lines_file_.empty()) avoid_lines_ = read_source_lines(avoid_lines_file_);
+    if (!avoid.empty())
+      for (const auto& line : read_source_lines(avoid))
+        if (!text::python_strip(std::string_view(line)).empty()) avoid_all_.push_back(line);
+  }
+  bool given() const { return !include_file_.empty() || !avoid_lines_file_.empty() || !avoid_all_.empty(); }
+  bool positive() const { return !include_file_.empty(); }
+
+  // One line per input line: refused when a file has another number of lines than the input.
+  void check_lines(size_t input_lines, const std::string& input_name) const {
+    for (const auto& [file, lines] : per_line_files())
+      if (lines->size() != input_lines)
+        throw UsageError(fmt::format("{} has {} lines but {} has {}: one line of phrases per input line", file,
+                                     lines->size(), input_name, input_lines));
+  }
+  // The constraints of input lines first..first+count; UsageError when a file ends before.
+  std::vector<text::PhraseConstraints> for_lines(size_t first, size_t count) const {
+    for (const auto& [file, lines] : per_line_files())
+      if (first + count > lines->size())
+        throw UsageError(fmt::format("{} has {} lines, fewer than the input: one line of phrases per input line", file,
+                                     lines->size()));
+    std::vector<text::PhraseConstraints> out(count);
+    for (size_t i = 0; i < count; ++i) {
+      if (!include_.empty()) out[i].include = phrases_of(include_[first + i]);
+      if (!avoid_lines_.empty()) out[i].avoid = phrases_of(avoid_lines_[first + i]);
+      out[i].avoid.insert(out[i].avoid.end(), avoid_all_.begin(), avoid_all_.end());
+    }
+    return out;
+  }
+  // After the whole input (read from stdin): refused when a file has lines left over.
+  void check_used(size_t input_lines) const {
+    for (const auto& [file, lines] : per_line_files())
+      if (lines->size() != input_lines)
+        throw UsageError(fmt::format("{} has {} lines but the input had {}: one line of phrases per input line", file,
+                                     lines->size(), input_lines));
+  }
+  // Every phrase in the model's subwords, before anything is translated: FILE:LINE: why.
+  void check_encodable(const decode::Translator& translator) const {
+    auto check = [&](const std::string& file, size_t line_no, const text::PhraseConstraints& c) {
+      try {
+        translator.encode_constraints(c);
+      } catch (const UsageError& e) {
+        throw UsageError(line_no ? fmt::format("{}:{}: {}", file, line_no, e.what()) : fmt::format("{}: {}", file, e.what()));
+      }
+    };
+    for (size_t i = 0; i < include_.size(); ++i) check(include_file_, i + 1, {phrases_of(include_[i]), {}});
+    for (size_t i = 0; i < avoid_lines_.size(); ++i) check(avoid_lines_file_, i + 1, {{}, phrases_of(avoid_lines_[i])});
+    check("--avoid", 0, {{}, avoid_all_});
+  }
+
+ private:
+  std::vector<std::pair<std::string, const std::vector<std::string>*>> per_line_files() const {
+    std::vector<std::pair<std::string, const std::vector<std::string>*>> out;
+    if (!include_file_.empty()) out.emplace_back(include_file_, &include_);
+    if (!avoid_lines_file_.empty()) out.emplace_back(avoid_lines_file_, &avoid_lines_);
+    return out;
+  }
+  std::string include_file_, avoid_lines_file_;
+  std::vector<std::string> include_, avoid_lines_, avoid_all_;
+};
+
+// "warning: line N: the translation lacks "X" (...)" for each line whose translation misses a
+// phrase it had to contain.
+void warn_unmet_constraints(size_t line_no, const decode::Translation& t, bool quiet) {
+  if (t.unmet_constraints.empty() || quiet) return;
+  std::string phrases;
+  for (const auto& p : t.unmet_constraints) phrases += fmt::format("{}\"{}\"", phrases.empty() ? "" : ", ", p);
+  const std::string why = t.constraint_tokens > t.length_limit
+                              ? fmt::format(": its phrases need {} subwords, more than its length limit of {} "
+                                            "(--max-len-a, --max-len-b)", t.constraint_tokens, t.length_limit)
+                              : t.text.empty() ? ": the line is empty" : "";
+  std::fprintf(stderr, "warning: line %zu: the translation lacks %s%s\n", line_no, phrases.c_str(), why.c_str());
+}
+
+// One JSON object per input line (--json): the best translation, its score and what a caller
+// routes doubtful lines by (mean log-probability per token, a repetition loop, phrases it
+// lacks), and with --nbest N the N hypotheses.
+std::string translation_json(size_t line_no, const std::vector<decode::Translation>& hyps, bool constraints, bool nbest) {
+  auto one = [&](const decode::Translation& t) {
+    nlohmann::json j = {{"translation", t.text}, {"score", t.hypothesis.score}, {"log_prob", t.hypothesis.log_prob},
+                        {"confidence", decode::mean_log_prob(t.hypothesis)},
+                        {"repetition", text::has_repetition_loop(t.text)}};
+    if (constraints) j["unmet_constraints"] = t.unmet_constraints;
+    return j;
+  };
+  nlohmann::json j = one(hyps.front());
+  j["line"] = line_no;
+  if (nbest) {
+    j["nbest"] = nlohmann::json::array();
+    for (const auto& t : hyps) j["nbest"].push_back(one(t));
+  }
+  return j.dump() + "\n";
+}
+
 }  // namespace
 
 namespace {
@@ -271,6 +388,8 @@ struct TranslateFlags {
   std::shared_ptr<int64_t> layer, head;
   std::shared_ptr<std::string> attention_svg, prefix_file;
   std::shared_ptr<bool> prefix_tab;
+  std::shared_ptr<std::string> constraints, avoid_per_line, avoid;
+  std::shared_ptr<bool> json;
 };
 
 // Standard input as a filter: translate_chunk gets the lines one at a time when stdin is a
@@ -318,6 +437,8 @@ void run_translate(const TranslateFlags& flags) {
   if (!prefix_file->empty() && *prefix_tab) throw UsageError("--prefix-file and --prefix-tab are exclusive");
   std::vector<std::string> prefix_lines;
   if (!prefix_file->empty()) prefix_lines = read_source_lines(*prefix_file);
+  const ConstraintFiles constraints(*flags.constraints, *flags.avoid_per_line, *flags.avoid);
+  const bool json = *flags.json;
   std::vector<std::string> input_lines;
   size_t first_bad = 0;  // 1-based line number of the first invalid UTF-8 line of --input, 0 if none
   if (!input->empty()) {
@@ -330,11 +451,14 @@ void run_translate(const TranslateFlags& flags) {
     if (!prefix_file->empty() && !first_bad && prefix_lines.size() != input_lines.size())
       throw UsageError(fmt::format("{} has {} lines but {} has {}: one prefix per input line", *prefix_file,
                                    prefix_lines.size(), *input, input_lines.size()));
+    if (!first_bad) constraints.check_lines(input_lines.size(), *input);
   }
+  const auto strategy = decode::make_search_strategy(a->search, constraints.positive());
   set_threads(a->runtime.threads);
   decode::Translator translator = load_translator(*a);
-  const auto strategy = decode::make_search_strategy(a->search);
+  constraints.check_encodable(translator);
   auto d = decode::decode_options(a->search);
+  d.return_token_log_probs = json;  // the confidence
   d.record_attention = wants_attention;
   d.alignment = attention_choice(translator, *layer, *head, "--attention-layer", "--attention-head");
   OutputFile out(output->empty() ? "-" : *output);
@@ -361,9 +485,15 @@ void run_translate(const TranslateFlags& flags) {
       prefixes.assign(prefix_lines.begin() + static_cast<std::ptrdiff_t>(written),
                       prefix_lines.begin() + static_cast<std::ptrdiff_t>(written + chunk.size()));
     }
-    auto results = translator.translate(chunk, d, *strategy, &stats, prefixes.empty() ? nullptr : &prefixes);
+    std::vector<text::PhraseConstraints> line_constraints;
+    if (constraints.given()) line_constraints = constraints.for_lines(written, chunk.size());
+    auto results = translator.translate(chunk, d, *strategy, &stats, prefixes.empty() ? nullptr : &prefixes,
+                                        constraints.given() ? &line_constraints : nullptr);
     for (size_t i = 0; i < results.size(); ++i) {
-      if (a->search.nbest == 1) {
+      warn_unmet_constraints(written + i + 1, results[i].front(), a->runtime.quiet);
+      if (json) {
+        out.write(translation_json(written + i + 1, results[i], constraints.positive(), a->search.nbest > 1));
+      } else if (a->search.nbest == 1) {
         out.write(results[i].front().text + "\n");
       } else {
         for (const auto& r : results[i])
@@ -379,7 +509,7 @@ void run_translate(const TranslateFlags& flags) {
     written += results.size();
     out.flush();
   };
-  if (input->empty() && output->empty() && isatty(STDIN_FILENO) && !a->runtime.quiet) {
+  if (input->empty() && output->empty() && isatty(STDIN_FILENO) && !a->runtime.quiet && !constraints.given() && !json) {
     run_interactive(translator, *a, d);
     return;
   }
@@ -399,6 +529,7 @@ void run_translate(const TranslateFlags& flags) {
   if (!prefix_file->empty() && written != prefix_lines.size() && !first_bad)
     throw UsageError(fmt::format("{} has {} lines but the input had {}: one prefix per input line", *prefix_file,
                                  prefix_lines.size(), written));
+  if (!first_bad) constraints.check_used(written);
   if (attention_file) attention_file->commit();
   out.commit();
   warn_truncated(stats, a->runtime.quiet);
@@ -428,7 +559,23 @@ void add_translate_command(CLI::App& app) {
                   "forces nothing)");
   cmd->add_flag("--prefix-tab", *prefix_tab,
                 "Each input line is SOURCE<TAB>PREFIX: the translation starts with PREFIX (no tab: no prefix)");
-  cmd->callback([=] { run_translate({decode, input, output, attention, layer, head, attention_svg, prefix_file, prefix_tab}); });
+  auto constraints = std::make_shared<std::string>();
+  auto avoid_per_line = std::make_shared<std::string>();
+  auto avoid = std::make_shared<std::string>();
+  auto json = std::make_shared<bool>(false);
+  cmd->add_option("--constraints", *constraints,
+                  "Line N of FILE: tab-separated phrases the translation of input line N must contain (terminology; "
+                  "beam search with dynamic beam allocation; an empty line: none)");
+  cmd->add_option("--avoid-per-line", *avoid_per_line,
+                  "Line N of FILE: tab-separated phrases the translation of input line N must not contain");
+  cmd->add_option("--avoid", *avoid, "FILE: one phrase per line that no translation may contain");
+  cmd->add_flag("--json", *json,
+                "Write one JSON object per line: translation, score, confidence (mean log-probability per token), "
+                "repetition (a loop such as \"un un un\"), unmet_constraints, and with --nbest the list");
+  cmd->callback([=] {
+    run_translate({decode, input, output, attention, layer, head, attention_svg, prefix_file, prefix_tab, constraints,
+                   avoid_per_line, avoid, json});
+  });
 }
 
 // Appends one evaluation to MODEL/evals.jsonl (nmt report reads it). A model directory this

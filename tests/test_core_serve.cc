@@ -22,13 +22,16 @@ struct RecordingDecoder {
   std::mutex mutex;
   std::vector<std::pair<DecodeKey, std::vector<std::string>>> batches;
   DecodeFunction function() {
-    return [this](const DecodeKey& key, const std::vector<std::string>& lines) {
+    return [this](const DecodeKey& key, const std::vector<Sentence>& lines) {
       {
         std::lock_guard<std::mutex> lock(mutex);
-        batches.emplace_back(key, lines);
+        std::vector<std::string> texts;
+        for (const auto& l : lines) texts.push_back(l.text);
+        batches.emplace_back(key, texts);
       }
       std::vector<Nbest> out;
-      for (const auto& l : lines) {
+      for (const auto& sentence : lines) {
+        const std::string& l = sentence.text;
         if (l == "fail") throw std::runtime_error("decoder failed on purpose");
         Nbest n;
         for (int i = 0; i < key.nbest; ++i) n.push_back({key.model + ":" + l + "#" + std::to_string(i), -1.0 * i});
@@ -81,7 +84,7 @@ TEST(ServeBatcher, ALoneSentenceWaitsNoLongerThanTheWindow) {
 TEST(ServeBatcher, ClientsComingBackAfterTheirAnswerJoinTheNextBatch) {
   std::mutex mutex;
   std::vector<size_t> sizes;
-  auto slow = [&](const DecodeKey&, const std::vector<std::string>& lines) {
+  auto slow = [&](const DecodeKey&, const std::vector<Sentence>& lines) {
     std::this_thread::sleep_for(100ms);
     std::lock_guard<std::mutex> lock(mutex);
     sizes.push_back(lines.size());
@@ -175,15 +178,45 @@ int status_of(const std::string& body) {
   return 200;
 }
 
+std::vector<std::string> texts_of(const std::vector<Sentence>& sentences) {
+  std::vector<std::string> out;
+  for (const auto& s : sentences) out.push_back(s.text);
+  return out;
+}
+
 TEST(ServeApi, ReadsOneSentenceOrAListWithTheServersDefaults) {
   auto one = parse_translate_request(R"({"text": "Hello."})", kDefaults, kLimits);
   EXPECT_FALSE(one.list);
-  EXPECT_EQ(one.sentences, std::vector<std::string>{"Hello."});
+  EXPECT_EQ(texts_of(one.sentences), std::vector<std::string>{"Hello."});
   EXPECT_EQ(one.key, (DecodeKey{"en-fr", 1, 1}));
+  EXPECT_TRUE(one.sentences[0].constraints.empty());
   auto many = parse_translate_request(R"({"text": ["a", "b"], "beam": 4, "nbest": 2, "model": "fr-en"})", kDefaults, kLimits);
   EXPECT_TRUE(many.list);
-  EXPECT_EQ(many.sentences, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(texts_of(many.sentences), (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(many.key, (DecodeKey{"fr-en", 4, 2}));
+}
+
+TEST(ServeApi, ConstraintsFollowTheShapeOfTextAndAvoidAppliesToEverySentence) {
+  auto one = parse_translate_request(R"({"text": "a", "constraints": ["chien", "rouge vif"]})", kDefaults, kLimits);
+  EXPECT_EQ(one.sentences[0].constraints.include, (std::vector<std::string>{"chien", "rouge vif"}));
+  EXPECT_TRUE(one.key.constrained);  // beam search, never batched with unconstrained requests
+  EXPECT_TRUE(one.constrained);
+  auto many = parse_translate_request(R"({"text": ["a", "b"], "constraints": [[], ["x"]], "avoid": ["y"]})", kDefaults, kLimits);
+  EXPECT_TRUE(many.sentences[0].constraints.include.empty());
+  EXPECT_EQ(many.sentences[1].constraints.include, std::vector<std::string>{"x"});
+  EXPECT_EQ(many.sentences[0].constraints.avoid, std::vector<std::string>{"y"});
+  EXPECT_EQ(many.sentences[1].constraints.avoid, std::vector<std::string>{"y"});
+  auto avoid_only = parse_translate_request(R"({"text": "a", "avoid": ["y"]})", kDefaults, kLimits);
+  EXPECT_FALSE(avoid_only.key.constrained);  // avoiding needs no beam
+  EXPECT_EQ(status_of(R"({"text": "a", "constraints": "x"})"), 400);
+  EXPECT_EQ(status_of(R"({"text": "a", "constraints": [5]})"), 400);
+  EXPECT_EQ(status_of(R"({"text": "a", "constraints": [" "]})"), 400);           // an empty phrase
+  EXPECT_EQ(status_of(R"({"text": ["a", "b"], "constraints": [["x"]]})"), 400);  // one list per sentence
+  EXPECT_EQ(status_of(R"({"text": ["a"], "constraints": ["x"]})"), 400);
+  EXPECT_EQ(status_of(R"({"text": "a", "avoid": "y"})"), 400);
+  std::string many_phrases = "[";
+  for (int i = 0; i < 65; ++i) many_phrases += std::string(i ? "," : "") + "\"p\"";
+  EXPECT_EQ(status_of(R"({"text": "a", "constraints": )" + many_phrases + "]}"), 400);  // over max_phrases
 }
 
 TEST(ServeApi, RefusesMalformedRequestsWithTheRightStatus) {
@@ -219,6 +252,12 @@ TEST(ServeApi, TheAnswerHasTheShapeOfTheQuestion) {
   j = nlohmann::json::parse(translate_response(many, {{{"A", 0}}, {{"B", 0}}}, 1));
   EXPECT_EQ(j["translation"], nlohmann::json::array({"A", "B"}));
   EXPECT_FALSE(j.contains("nbest"));
+  EXPECT_FALSE(j.contains("unmet_constraints"));  // only when the request had constraints
+  auto constrained = parse_translate_request(R"({"text": ["a", "b"], "constraints": [["x"], []]})", kDefaults, kLimits);
+  j = nlohmann::json::parse(translate_response(constrained, {{{"A", 0, -0.25, true, {"x"}}}, {{"B", 0, -1.5}}}, 1));
+  EXPECT_EQ(j["confidence"], nlohmann::json::array({-0.25, -1.5}));
+  EXPECT_EQ(j["repetition"], nlohmann::json::array({true, false}));
+  EXPECT_EQ(j["unmet_constraints"], (nlohmann::json::array({nlohmann::json::array({"x"}), nlohmann::json::array()})));
   EXPECT_EQ(nlohmann::json::parse(error_body(413, "too big")), (nlohmann::json{{"error", "too big"}, {"status", 413}}));
 }
 
@@ -238,14 +277,14 @@ TEST(ServeBatcher, TwoWorkersDecodeTwoBatchesAtOnceAndASplitRequestKeepsItsOrder
   std::mutex mutex;
   std::condition_variable both_in;
   int in_flight = 0, most_in_flight = 0;
-  auto decode = [&](const DecodeKey&, const std::vector<std::string>& lines) {
+  auto decode = [&](const DecodeKey&, const std::vector<Sentence>& lines) {
     std::unique_lock<std::mutex> lock(mutex);
     most_in_flight = std::max(most_in_flight, ++in_flight);
     both_in.notify_all();
     both_in.wait_for(lock, 5s, [&] { return most_in_flight >= 2; });  // one worker alone times out
     --in_flight;
     std::vector<Nbest> out;
-    for (const auto& l : lines) out.push_back({{"t:" + l, 0}});
+    for (const auto& l : lines) out.push_back({{"t:" + l.text, 0}});
     return out;
   };
   BatcherOptions options{2, 10s, 2, {}};  // batches of 2: a request of 4 fills two at once

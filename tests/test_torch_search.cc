@@ -15,7 +15,7 @@
 #include "nmt/decode/strategy.h"
 #include "nmt/decode/forced.h"
 #include "nmt/decode/greedy.h"
-#include "nmt/decode/no_repeat.h"
+#include "nmt/decode/token_bans.h"
 #include "nmt/decode/sampling.h"
 #include "nmt/models/model.h"
 #include "torch_test_models.h"
@@ -478,6 +478,108 @@ TEST_P(SearchTest, NoOutputRepeatsAnNgramWithNoRepeatNgram) {
     }
   }
   EXPECT_GT(repeating_without, 0u) << "without the option nothing repeats: the test shows nothing";
+}
+
+// --- lexical constraints --------------------------------------------------------------------
+
+// Phrases for sources(): sentence 1 has none (it shares the batch with the others).
+std::vector<text::LineConstraints> phrases_to_include() {
+  std::vector<text::LineConstraints> c(sources().size());
+  c[0].include = {{5, 6}, {9}};
+  c[2].include = {{11}};
+  c[3].include = {{7, 8, 4}, {10}};
+  return c;
+}
+
+decode::DecodeOptions room_for_phrases() {
+  decode::DecodeOptions d;
+  d.max_len_a = 2;
+  d.max_len_b = 10;
+  return d;
+}
+
+// Every phrase appears in every hypothesis, with beams of 1 and 4, n-best lists, on a model and
+// on an ensemble; the sentence without phrases decodes as it does without any.
+TEST_P(SearchTest, EveryPhraseToIncludeAppearsWhenItFitsAndOtherSentencesAreUntouched) {
+  auto model = random_model(GetParam());
+  auto other = random_model(GetParam(), 9);
+  decode::Ensemble ensemble({model.get(), other.get()});
+  decode::SingleModel single(*model);
+  const auto constraints = phrases_to_include();
+  const auto src = sources();
+  const auto d = room_for_phrases();
+  size_t lacking_without = 0;
+  for (decode::DecodingModel* m : std::vector<decode::DecodingModel*>{&single, &ensemble})
+    for (const auto& search : {search_of(1), search_of(4), search_of(4, 3)}) {
+      const auto plain = decode::search(*m, src, d, *decode::make_search_strategy(search));
+      const auto got = decode::search(*m, src, d, *decode::make_search_strategy(search, true), nullptr, &constraints);
+      for (size_t i = 0; i < src.size(); ++i) {
+        lacking_without += !text::unmet_constraints(plain[i].front().tokens, constraints[i].include).empty();
+        ASSERT_EQ(got[i].size(), static_cast<size_t>(search.nbest));
+        EXPECT_TRUE(text::unmet_constraints(got[i].front().tokens, constraints[i].include).empty())
+            << "sentence " << i << ", beam " << search.beam << ": " << ::testing::PrintToString(got[i].front().tokens);
+        // An n-best list holds the hypotheses with every phrase first.
+        bool lacking_seen = false;
+        for (const auto& h : got[i]) {
+          const bool lacks = !text::unmet_constraints(h.tokens, constraints[i].include).empty();
+          EXPECT_FALSE(lacking_seen && !lacks) << "sentence " << i << ", beam " << search.beam;
+          lacking_seen |= lacks;
+          EXPECT_TRUE(std::isfinite(h.score));
+        }
+      }
+      EXPECT_EQ(got[1].front().tokens, plain[1].front().tokens) << "beam " << search.beam;
+    }
+  EXPECT_GT(lacking_without, 0u) << "the outputs had the phrases anyway: the test shows nothing";
+}
+
+// A phrase longer than the length limit cannot be met: the search still ends within the limit
+// and returns its best hypothesis, which lacks the phrase (the caller reports it).
+TEST_P(SearchTest, APhraseThatCannotFitEndsAtTheLimitWithoutIt) {
+  auto model = random_model(GetParam());
+  std::vector<text::LineConstraints> c(1);
+  c[0].include = {{4, 5, 6, 7, 8, 9, 10, 11, 4, 5, 6, 7}};
+  decode::DecodeOptions d;
+  d.max_len_a = 0;
+  d.max_len_b = 5;
+  auto got = decode::search(*model, {{9}}, d, *decode::make_search_strategy(search_of(3), true), nullptr, &c);
+  ASSERT_EQ(got[0].size(), 1u);
+  EXPECT_LE(got[0].front().tokens.size(), 5u);
+  EXPECT_FALSE(text::unmet_constraints(got[0].front().tokens, c[0].include).empty());
+}
+
+// No strategy emits an avoided phrase; the phrases are taken from the outputs without them.
+TEST_P(SearchTest, AvoidedPhrasesNeverAppearInAnyStrategy) {
+  auto model = random_model(GetParam());
+  const auto src = sources();
+  const auto d = room_for_phrases();
+  decode::SearchOptions sampling = search_of(1);
+  sampling.sampling = "top-k:3";
+  for (const auto& search : {search_of(1), search_of(4, 2), sampling}) {
+    const auto strategy = decode::make_search_strategy(search);
+    const auto plain = decode::search(*model, src, d, *strategy);
+    std::vector<text::LineConstraints> c(src.size());
+    size_t appeared_before = 0;
+    for (size_t i = 0; i < src.size(); ++i) {
+      const Ids& out = plain[i].front().tokens;
+      if (out.size() >= 2) c[i].avoid.push_back({out[0], out[1]});  // its own opening bigram
+      c[i].avoid.push_back({11});
+      for (const auto& p : c[i].avoid) appeared_before += text::contains_phrase(out, p);
+    }
+    EXPECT_GT(appeared_before, 0u);
+    const auto got = decode::search(*model, src, d, *strategy, nullptr, &c);
+    for (size_t i = 0; i < src.size(); ++i)
+      for (const auto& h : got[i])
+        for (const auto& p : c[i].avoid) EXPECT_FALSE(text::contains_phrase(h.tokens, p)) << "sentence " << i;
+  }
+}
+
+TEST_P(SearchTest, SamplingAndGreedySearchRefuseToForcePhrases) {
+  decode::SearchOptions sampling = search_of(1);
+  sampling.sampling = "top-p:0.9";
+  EXPECT_THROW(decode::make_search_strategy(sampling, true), UsageError);
+  auto model = random_model(GetParam());
+  const auto c = phrases_to_include();
+  EXPECT_THROW(decode::search(*model, sources(), room_for_phrases(), decode::GreedySearch(), nullptr, &c), UsageError);
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, SearchTest, ::testing::Values("transformer", "gru"));

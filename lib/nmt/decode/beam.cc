@@ -7,7 +7,7 @@
 #include <numeric>
 
 #include "nmt/decode/greedy.h"
-#include "nmt/decode/no_repeat.h"
+#include "nmt/decode/token_bans.h"
 #include "nmt/decode/top_log_probs.h"
 #include "nmt/util/error.h"
 
@@ -34,6 +34,7 @@ namespace {
 struct Beam {
   Ids tokens;
   double log_prob = 0;
+  text::ConstraintProgress constraints;          // where it stands with its positive constraints
   std::vector<double> token_log_probs;           // when asked for
   std::vector<std::vector<float>> attention;     // when recorded
 };
@@ -41,8 +42,12 @@ struct Beam {
 struct Sentence {
   int64_t limit = 0;     // maximum output length (without EOS), prefix included
   const Ids* prefix = nullptr;
+  const text::LineConstraints* constraints = nullptr;  // never null
   int64_t source_len = 0;
   std::vector<Hypothesis> finished;
+  // Ended by the length limit with positive constraints unmet: returned only when too few
+  // hypotheses hold every phrase.
+  std::vector<Hypothesis> finished_unmet;
 };
 
 Hypothesis finish(const Beam& beam, const BeamOptions& bo) {
@@ -60,6 +65,7 @@ struct Candidate {
   int64_t origin;  // beam index within the sentence
   int64_t token;
   double step_log_prob;  // the token's own log-probability
+  int64_t met = 0;       // constraint subwords produced once it is taken (constrained search)
 };
 
 // Every live beam's `per_row` best next tokens (rows row_offset.. of `top`) as candidates.
@@ -140,27 +146,179 @@ void follow_surviving_rows(models::DecoderState& state, const std::vector<int64_
 }
 
 // Each sentence's finished hypotheses, best first, at most N.
+// Each sentence's finished hypotheses, best first, at most N; those holding every phrase they
+// must contain before any that lack one.
 std::vector<SearchResult> ranked_results(std::vector<Sentence>& sentences, int64_t nbest) {
   std::vector<SearchResult> out(sentences.size());
+  const auto best_first = [](const auto& x, const auto& y) { return x.score > y.score; };
   for (size_t b = 0; b < sentences.size(); ++b) {
     auto& f = sentences[b].finished;
-    std::stable_sort(f.begin(), f.end(), [](const auto& x, const auto& y) { return x.score > y.score; });
+    auto& unmet = sentences[b].finished_unmet;
+    std::stable_sort(f.begin(), f.end(), best_first);
+    std::stable_sort(unmet.begin(), unmet.end(), best_first);
+    f.insert(f.end(), std::make_move_iterator(unmet.begin()), std::make_move_iterator(unmet.end()));
     if (static_cast<int64_t>(f.size()) > nbest) f.resize(static_cast<size_t>(nbest));
     out[b] = std::move(f);
   }
   return out;
 }
 
-// Each model row's tokens so far at step t: the live beams of the alive sentences, in row order;
-// null for a sentence inside its forced prefix (its next token is given, never banned).
-std::vector<const Ids*> histories_of(const std::vector<int64_t>& alive, const std::vector<std::vector<Beam>>& beams,
-                                     const std::vector<Sentence>& sentences, int64_t t) {
-  std::vector<const Ids*> histories;
+// Each model row as the bans see it at step t (decode/token_bans.h): the live beams of the
+// alive sentences, in row order. A sentence inside its forced prefix bans nothing (its next
+// token is given); a beam with positive constraints unmet may not end.
+std::vector<RowBans> bans_of(const std::vector<int64_t>& alive, const std::vector<std::vector<Beam>>& beams,
+                             const std::vector<Sentence>& sentences, int64_t t) {
+  std::vector<RowBans> rows;
   for (const int64_t s : alive) {
-    const bool in_prefix = t < static_cast<int64_t>(sentences[static_cast<size_t>(s)].prefix->size());
-    for (const Beam& beam : beams[static_cast<size_t>(s)]) histories.push_back(in_prefix ? nullptr : &beam.tokens);
+    const Sentence& sent = sentences[static_cast<size_t>(s)];
+    const bool in_prefix = t < static_cast<int64_t>(sent.prefix->size());
+    for (const Beam& beam : beams[static_cast<size_t>(s)])
+      rows.push_back({in_prefix ? nullptr : &beam.tokens, sent.constraints, !in_prefix && !beam.constraints.all_met()});
   }
-  return histories;
+  return rows;
+}
+
+// Constrained search (Post & Vilar, 2018, "dynamic beam allocation", with Hu et al.'s 2019
+// candidates, as Sockeye): besides each beam's best next tokens, every token that advances a
+// beam's positive constraints is a candidate; the K slots are then shared between banks of
+// candidates that met 0, 1, ... C constraint subwords, so hypotheses that took a constraint
+// early survive beside the fluent ones that have not yet, and the beam size stays K.
+void add_constraint_candidates(const std::vector<Beam>& beams, const torch::Tensor& logits, int64_t row_offset,
+                               std::vector<Candidate>& candidates) {
+  std::vector<int64_t> rows, tokens;
+  for (size_t r = 0; r < beams.size(); ++r)
+    for (int token : beams[r].constraints.wanted()) {
+      rows.push_back(row_offset + static_cast<int64_t>(r));
+      tokens.push_back(token);
+    }
+  const std::vector<double> lp = log_probs_at(logits, rows, tokens);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const int64_t origin = rows[i] - row_offset;
+    candidates.push_back({beams[static_cast<size_t>(origin)].log_prob + lp[i], origin, tokens[i], lp[i]});
+  }
+}
+
+// How many of `width` slots each bank gets (Sockeye's get_bank_sizes): an equal share, the
+// remainder to the bank with most constraints met; a bank with fewer candidates than its share
+// passes the rest down to the bank below it (from the top), so no slot is left empty while
+// candidates remain.
+std::vector<int64_t> bank_sizes(int64_t width, const std::vector<int64_t>& candidates_per_bank) {
+  const int64_t banks = static_cast<int64_t>(candidates_per_bank.size());
+  std::vector<int64_t> size(static_cast<size_t>(banks), width / banks);
+  size.back() += width - (width / banks) * banks;
+  for (int64_t round = 0; round < 2; ++round)  // a second pass hands what the bottom bank could not take to the top
+    for (int64_t i = banks - 1; i >= 0; --i) {
+      const int64_t over = size[static_cast<size_t>(i)] - candidates_per_bank[static_cast<size_t>(i)];
+      if (over <= 0) continue;
+      size[static_cast<size_t>(i)] -= over;
+      size[static_cast<size_t>((i - 1 + banks) % banks)] += over;
+    }
+  return size;
+}
+
+// The `width` candidates dynamic beam allocation keeps, best bank first. `candidates` holds
+// every beam's top tokens and constraint tokens; each (beam, token) pair counts once, and a
+// banned (-inf) one not at all.
+std::vector<Candidate> allocate_by_constraints(std::vector<Candidate>& candidates, const std::vector<Beam>& beams,
+                                               int64_t width) {
+  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+    return a.origin != b.origin ? a.origin < b.origin : a.token < b.token;
+  });
+  candidates.erase(std::unique(candidates.begin(), candidates.end(),
+                               [](const Candidate& a, const Candidate& b) { return a.origin == b.origin && a.token == b.token; }),
+                   candidates.end());
+  candidates.erase(std::remove_if(candidates.begin(), candidates.end(), [](const Candidate& c) { return !std::isfinite(c.log_prob); }),
+                   candidates.end());
+  const int64_t total = beams.front().constraints.total_tokens();
+  std::vector<int64_t> per_bank(static_cast<size_t>(total + 1), 0);
+  for (Candidate& c : candidates) {
+    const auto& progress = beams[static_cast<size_t>(c.origin)].constraints;
+    c.met = c.token == kEosId ? progress.met_tokens() : progress.advance(static_cast<int>(c.token)).met_tokens();
+    ++per_bank[static_cast<size_t>(c.met)];
+  }
+  const std::vector<int64_t> size = bank_sizes(width, per_bank);
+  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.met != b.met) return a.met > b.met;
+    if (a.log_prob != b.log_prob) return a.log_prob > b.log_prob;
+    return a.origin != b.origin ? a.origin < b.origin : a.token < b.token;
+  });
+  std::vector<Candidate> kept;
+  std::vector<int64_t> taken(per_bank.size(), 0);
+  for (const Candidate& c : candidates)
+    if (taken[static_cast<size_t>(c.met)]++ < size[static_cast<size_t>(c.met)]) kept.push_back(c);
+  return kept;
+}
+
+}  // namespace
+
+namespace {
+
+// What one step gives every row: the model's scores and what was read off them.
+struct StepScores {
+  const torch::Tensor& logits;
+  const TopLogProbs& top;
+  int64_t per_row = 0;
+  const torch::Tensor& forced_lp;          // per row, the log-probability of its prefix token
+  const std::vector<int64_t>& forced_tokens;
+  const torch::Tensor& attention;          // float CPU [rows, S] when recorded
+};
+
+// One sentence's step: its candidates, the beams it keeps (their rows appended to next_rows
+// and next_tokens) and the hypotheses it finishes. `row_offset` is its first row.
+std::vector<Beam> step_sentence(Sentence& sent, const std::vector<Beam>& beams, int64_t t, int64_t row_offset,
+                                const StepScores& step, const BeamOptions& bo, const DecodeOptions& options,
+                                std::vector<Candidate>& candidates, std::vector<int64_t>& next_rows,
+                                std::vector<int64_t>& next_tokens) {
+  const int64_t K = bo.beam;
+  const bool in_prefix = t < static_cast<int64_t>(sent.prefix->size());
+  candidates.clear();
+  if (in_prefix) {
+    const double step_lp = step.forced_lp.data_ptr<double>()[row_offset];
+    candidates.push_back({beams[0].log_prob + step_lp, 0, step.forced_tokens[static_cast<size_t>(row_offset)], step_lp});
+  } else {
+    collect_candidates(beams, step.top, row_offset, step.per_row, candidates);
+  }
+  // Width: shrinking (Marian) keeps K minus the finished hypotheses live and takes the
+  // best `width` candidates, finished or not; fairseq keeps K live out of the best 2K.
+  const int64_t width = in_prefix ? 1 : bo.shrink ? K - static_cast<int64_t>(sent.finished.size()) : K;
+  const bool constrained = !in_prefix && !sent.constraints->include.empty();
+  if (constrained) {
+    add_constraint_candidates(beams, step.logits, row_offset, candidates);
+    candidates = allocate_by_constraints(candidates, beams, width);
+  }
+  const int64_t pool = std::min<int64_t>(constrained || bo.shrink || in_prefix ? width : 2 * width,
+                                         static_cast<int64_t>(candidates.size()));
+  if (!constrained) sort_best(candidates, pool);
+  // All live beams of a sentence have the same length, so they reach the length limit
+  // together. Each then ends as it is, once, scored by its prefix alone (the limit ends
+  // it, not an EOS): finishing every candidate of one parent, as before, put the same
+  // hypothesis into the n-best list several times.
+  if (!beams.empty() && static_cast<int64_t>(beams[0].tokens.size()) >= sent.limit) {
+    for (const Beam& beam : beams) (beam.constraints.all_met() ? sent.finished : sent.finished_unmet).push_back(finish(beam, bo));
+    candidates.clear();
+  }
+  std::vector<Beam> kept;
+  for (int64_t c = 0; c < std::min<int64_t>(pool, static_cast<int64_t>(candidates.size())) &&
+                      static_cast<int64_t>(kept.size()) < width;
+       ++c) {
+    const Candidate& cand = candidates[static_cast<size_t>(c)];
+    const Beam& parent = beams[static_cast<size_t>(cand.origin)];
+    Beam child{parent.tokens, cand.log_prob, parent.constraints, parent.token_log_probs, parent.attention};
+    if (options.return_token_log_probs) child.token_log_probs.push_back(cand.step_log_prob);
+    if (options.record_attention)
+      child.attention.push_back(attention_row(step.attention, row_offset + cand.origin, sent.source_len));
+    if (cand.token == kEosId) {
+      // fairseq's rule: an EOS counts only when it ranks among the top K candidates.
+      if (c < width) sent.finished.push_back(finish(child, bo));
+      continue;
+    }
+    child.tokens.push_back(static_cast<int>(cand.token));
+    if (!parent.constraints.all_met()) child.constraints = parent.constraints.advance(static_cast<int>(cand.token));
+    kept.push_back(std::move(child));
+    next_rows.push_back(row_offset + cand.origin);
+    next_tokens.push_back(cand.token);
+  }
+  return kept;
 }
 
 }  // namespace
@@ -172,15 +330,17 @@ std::vector<SearchResult> BeamSearch::search(SearchBatch& batch, const DecodeOpt
   const torch::Device device = batch.device;
   models::DecoderState& state = batch.state;
   std::vector<Sentence> sentences(static_cast<size_t>(B));
-  for (int64_t b = 0; b < B; ++b) {
+  // At the first step every sentence has one live beam (BOS); afterwards up to K.
+  std::vector<std::vector<Beam>> beams(static_cast<size_t>(B), std::vector<Beam>(1));
+  for (size_t b = 0; b < static_cast<size_t>(B); ++b) {
     sentences[b].limit = batch.limit[b];
     sentences[b].prefix = batch.prefix[b];
+    sentences[b].constraints = batch.constraints[b];
     sentences[b].source_len = batch.source_len[b];
+    if (!batch.constraints[b]->include.empty()) beams[b][0].constraints = text::ConstraintProgress(&batch.constraints[b]->include);
   }
-  // At the first step every sentence has one live beam (BOS); afterwards up to K.
-  std::vector<int64_t> alive(B);  // alive sentence → index in `sentences`
+  std::vector<int64_t> alive(static_cast<size_t>(B));  // alive sentence → index in `sentences`
   std::iota(alive.begin(), alive.end(), 0);
-  std::vector<std::vector<Beam>> beams(B, std::vector<Beam>(1));
   auto tokens = torch::full({B}, kBosId, torch::TensorOptions().dtype(torch::kLong).device(device));
   // Forced-prefix bookkeeping runs only during the first `longest_prefix` steps (none without prefixes).
   int64_t longest_prefix = 0;
@@ -192,8 +352,8 @@ std::vector<SearchResult> BeamSearch::search(SearchBatch& batch, const DecodeOpt
   std::vector<Candidate> candidates;
   for (int64_t t = 0; !alive.empty(); ++t) {
     auto logits = batch.model.step(tokens, state);
-    if (options.no_repeat_ngram > 0)
-      ban_repeated_ngrams(logits, histories_of(alive, beams, sentences, t), options.no_repeat_ngram);
+    if (options.no_repeat_ngram > 0 || batch.any_constraints)
+      ban_next_tokens(logits, bans_of(alive, beams, sentences, t), options.no_repeat_ngram);
     // Two-stage top-k: the best `per_row` tokens of each row (on the model's device), then a
     // merge of each sentence's few candidates here. A sentence's best w (beam, token) pairs
     // are always among its rows' top w tokens, whatever the number of live beams per
@@ -204,70 +364,31 @@ std::vector<SearchResult> BeamSearch::search(SearchBatch& batch, const DecodeOpt
     std::vector<int64_t> forced_tokens;
     bool any_forced = false;
     for (size_t a = 0; t < longest_prefix && a < alive.size(); ++a) {
-      const Ids& prefix = *sentences[alive[a]].prefix;
+      const Ids& prefix = *sentences[static_cast<size_t>(alive[a])].prefix;
       const bool in_prefix = t < static_cast<int64_t>(prefix.size());
       any_forced |= in_prefix;
-      forced_tokens.insert(forced_tokens.end(), beams[alive[a]].size(), in_prefix ? prefix[static_cast<size_t>(t)] : 0);
+      forced_tokens.insert(forced_tokens.end(), beams[static_cast<size_t>(alive[a])].size(),
+                           in_prefix ? prefix[static_cast<size_t>(t)] : 0);
     }
     torch::Tensor forced_lp, attention;
     if (any_forced) forced_lp = token_log_probs(logits, torch::tensor(forced_tokens, torch::kLong));
     if (options.record_attention) attention = state.attention.to(torch::kCPU, torch::kFloat).contiguous();
+    const StepScores step{logits, top, per_row, forced_lp, forced_tokens, attention};
 
     std::vector<int64_t> next_rows, next_tokens, next_alive;
-    std::vector<std::vector<Beam>> next_beams(B);
+    std::vector<std::vector<Beam>> next_beams(static_cast<size_t>(B));
     int64_t row_offset = 0;
     for (const int64_t s : alive) {
-      Sentence& sent = sentences[s];
-      const int64_t n_beams = static_cast<int64_t>(beams[s].size());
-      const bool in_prefix = t < static_cast<int64_t>(sent.prefix->size());
-      candidates.clear();
-      if (in_prefix) {
-        const double step_lp = forced_lp.data_ptr<double>()[row_offset];
-        candidates.push_back({beams[s][0].log_prob + step_lp, 0, forced_tokens[static_cast<size_t>(row_offset)], step_lp});
-      } else {
-        collect_candidates(beams[s], top, row_offset, per_row, candidates);
-      }
-      // Width: shrinking (Marian) keeps K minus the finished hypotheses live and takes the
-      // best `width` candidates, finished or not; fairseq keeps K live out of the best 2K.
-      const int64_t width = in_prefix ? 1 : bo.shrink ? K - static_cast<int64_t>(sent.finished.size()) : K;
-      const int64_t pool = std::min<int64_t>(bo.shrink || in_prefix ? width : 2 * width, static_cast<int64_t>(candidates.size()));
-      sort_best(candidates, pool);
-      std::vector<Beam> kept;
-      // All live beams of a sentence have the same length, so they reach the length limit
-      // together. Each then ends as it is, once, scored by its prefix alone (the limit ends
-      // it, not an EOS): finishing every candidate of one parent, as before, put the same
-      // hypothesis into the n-best list several times.
-      if (n_beams > 0 && static_cast<int64_t>(beams[s][0].tokens.size()) >= sent.limit) {
-        for (const Beam& beam : beams[s]) sent.finished.push_back(finish(beam, bo));
-        candidates.clear();
-      }
-      for (int64_t c = 0; c < std::min<int64_t>(pool, static_cast<int64_t>(candidates.size())) &&
-                          static_cast<int64_t>(kept.size()) < width;
-           ++c) {
-        const Candidate& cand = candidates[c];
-        const Beam& parent = beams[s][cand.origin];
-        Beam child{parent.tokens, cand.log_prob, parent.token_log_probs, parent.attention};
-        if (options.return_token_log_probs) child.token_log_probs.push_back(cand.step_log_prob);
-        if (options.record_attention) child.attention.push_back(attention_row(attention, row_offset + cand.origin, sent.source_len));
-        if (cand.token == kEosId) {
-          // fairseq's rule: an EOS counts only when it ranks among the top K candidates.
-          if (c < width) sent.finished.push_back(finish(child, bo));
-          continue;
-        }
-        child.tokens.push_back(static_cast<int>(cand.token));
-        kept.push_back(std::move(child));
-        next_rows.push_back(row_offset + cand.origin);
-        next_tokens.push_back(cand.token);
-      }
-      row_offset += n_beams;
-
-      const bool done = sentence_done(sent, kept, bo);
-      if (done) {
+      Sentence& sent = sentences[static_cast<size_t>(s)];
+      const auto& live = beams[static_cast<size_t>(s)];
+      std::vector<Beam> kept = step_sentence(sent, live, t, row_offset, step, bo, options, candidates, next_rows, next_tokens);
+      row_offset += static_cast<int64_t>(live.size());
+      if (sentence_done(sent, kept, bo)) {
         // Drop this sentence's rows from the batch.
         next_rows.resize(next_rows.size() - kept.size());
         next_tokens.resize(next_tokens.size() - kept.size());
       } else {
-        next_beams[s] = std::move(kept);
+        next_beams[static_cast<size_t>(s)] = std::move(kept);
         next_alive.push_back(s);
       }
     }
@@ -275,7 +396,7 @@ std::vector<SearchResult> BeamSearch::search(SearchBatch& batch, const DecodeOpt
     follow_surviving_rows(state, next_rows, next_alive, next_beams, layout, device);
     tokens = torch::tensor(next_tokens, torch::kLong).to(device);
     alive.swap(next_alive);
-    for (int64_t s : alive) beams[s] = std::move(next_beams[s]);
+    for (int64_t s : alive) beams[static_cast<size_t>(s)] = std::move(next_beams[static_cast<size_t>(s)]);
   }
 
   return ranked_results(sentences, bo.nbest);

@@ -2,8 +2,9 @@
 
 #include <numeric>
 
-#include "nmt/decode/no_repeat.h"
+#include "nmt/decode/token_bans.h"
 #include "nmt/decode/top_log_probs.h"
+#include "nmt/util/error.h"
 
 namespace nmt::decode {
 using models::kBosId;
@@ -11,6 +12,8 @@ using models::kEosId;
 
 std::vector<SearchResult> one_best_search(SearchBatch& batch, const DecodeOptions& options, const ChooseTokens& choose) {
   const int64_t B = batch.rows();
+  // Greedy search and sampling cannot go back on a choice, so they cannot steer towards a phrase.
+  if (batch.any_positive_constraints) throw UsageError("phrases a translation must contain need beam search, not sampling");
   std::vector<Hypothesis> hyps(static_cast<size_t>(B));
   const int64_t longest = *std::max_element(batch.limit.begin(), batch.limit.end());
   std::vector<int64_t> alive(static_cast<size_t>(B));  // row of the step → batch row
@@ -18,13 +21,13 @@ std::vector<SearchResult> one_best_search(SearchBatch& batch, const DecodeOption
   auto tokens = torch::full({B}, kBosId, torch::TensorOptions().dtype(torch::kLong).device(batch.device));
   for (int64_t t = 0; t < longest + 1 && !alive.empty(); ++t) {
     auto scores = batch.model.step(tokens, batch.state);
-    if (options.no_repeat_ngram > 0) {
-      std::vector<const Ids*> histories;
+    if (options.no_repeat_ngram > 0 || batch.any_constraints) {
+      std::vector<RowBans> rows;
       for (const int64_t b : alive) {
         const bool in_prefix = t < static_cast<int64_t>(batch.prefix[static_cast<size_t>(b)]->size());
-        histories.push_back(in_prefix ? nullptr : &hyps[static_cast<size_t>(b)].tokens);
+        rows.push_back({in_prefix ? nullptr : &hyps[static_cast<size_t>(b)].tokens, batch.constraints[static_cast<size_t>(b)]});
       }
-      ban_repeated_ngrams(scores, histories, options.no_repeat_ngram);
+      ban_next_tokens(scores, rows, options.no_repeat_ngram);
     }
     auto next_host = choose(scores, alive, t);
     // Rows still inside their forced prefix take its next token instead.

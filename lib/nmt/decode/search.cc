@@ -29,6 +29,12 @@ std::vector<std::vector<size_t>> length_sorted_batches(const std::vector<Ids>& s
   return batches;
 }
 
+int64_t output_length_limit(int64_t source_len, int64_t prefix_len, const DecodeOptions& options, int64_t longest_output) {
+  // The length limit counts the tokens searched after the prefix.
+  const int64_t searched = std::max<int64_t>(1, static_cast<int64_t>(options.max_len_a * source_len) + options.max_len_b);
+  return std::min(prefix_len + searched, longest_output);
+}
+
 std::vector<float> attention_row(const torch::Tensor& attention, int64_t row, int64_t width) {
   const float* p = attention.data_ptr<float>() + row * attention.size(1);
   return std::vector<float>(p, p + width);
@@ -37,29 +43,33 @@ std::vector<float> attention_row(const torch::Tensor& attention, int64_t row, in
 namespace {
 
 const Ids kNoPrefix;
+const text::LineConstraints kNoConstraints;
 
 // Encodes one batch, starts the decoder and works out each row's limits: what every strategy
 // needs before its first step.
 SearchBatch start_batch(const DecodingModel& model, const std::vector<Ids>& sources, const std::vector<size_t>& ids,
-                        const DecodeOptions& options, const std::vector<Ids>* prefixes) {
+                        const DecodeOptions& options, const std::vector<Ids>* prefixes,
+                        const std::vector<text::LineConstraints>* constraints) {
   std::vector<const Ids*> rows;
   for (size_t i : ids) rows.push_back(&sources[i]);
   // The model's device (the CPU unless trained or loaded with --device cuda); host reads of
   // the chosen tokens go through .to(kCPU), which is free on the CPU.
   const torch::Device device = model.device();
   Batch batch = to_device(make_source_batch(rows, options.max_source_len), device);
-  SearchBatch out{model, model.start(batch.src, batch.src_mask), device, ids, {}, {}, {}};
+  SearchBatch out{model, model.start(batch.src, batch.src_mask), device, ids, {}, {}, {}, {}};
   out.state.record_attention = options.record_attention;
   out.state.alignment = options.alignment;
   const int64_t longest_output = model.max_target_len();
   for (size_t b = 0; b < ids.size(); ++b) {
     const int64_t src_len = static_cast<int64_t>(std::min<size_t>(rows[b]->size(), options.max_source_len - 1));
     const Ids* prefix = prefixes ? &(*prefixes)[ids[b]] : &kNoPrefix;
-    // The length limit counts the tokens searched after the prefix.
-    const int64_t searched = std::max<int64_t>(1, static_cast<int64_t>(options.max_len_a * src_len) + options.max_len_b);
     out.source_len.push_back(src_len + 1);
-    out.limit.push_back(std::min(static_cast<int64_t>(prefix->size()) + searched, longest_output));
+    out.limit.push_back(output_length_limit(src_len, static_cast<int64_t>(prefix->size()), options, longest_output));
     out.prefix.push_back(prefix);
+    const text::LineConstraints* c = constraints ? &(*constraints)[ids[b]] : &kNoConstraints;
+    out.constraints.push_back(c);
+    out.any_constraints |= !c->empty();
+    out.any_positive_constraints |= !c->include.empty();
   }
   return out;
 }
@@ -89,14 +99,16 @@ class EvalModeGuard {
 }  // namespace
 
 std::vector<SearchResult> search(DecodingModel& model, const std::vector<Ids>& sources, const DecodeOptions& options,
-                                 const SearchStrategy& strategy, const std::vector<Ids>* prefixes) {
+                                 const SearchStrategy& strategy, const std::vector<Ids>* prefixes,
+                                 const std::vector<text::LineConstraints>* constraints) {
   strategy.validate();
   TORCH_CHECK(!prefixes || prefixes->size() == sources.size(), "search: one prefix per source");
+  TORCH_CHECK(!constraints || constraints->size() == sources.size(), "search: one constraint set per source");
   torch::InferenceMode inference;
   EvalModeGuard eval(model);
   std::vector<SearchResult> out(sources.size());
   for (const auto& ids : length_sorted_batches(sources, options)) {
-    SearchBatch batch = start_batch(model, sources, ids, options, prefixes);
+    SearchBatch batch = start_batch(model, sources, ids, options, prefixes, constraints);
     auto results = strategy.search(batch, options);
     for (size_t b = 0; b < ids.size(); ++b) out[ids[b]] = std::move(results[b]);
     if (options.on_batch_done) options.on_batch_done(ids.size());
@@ -106,9 +118,10 @@ std::vector<SearchResult> search(DecodingModel& model, const std::vector<Ids>& s
 
 std::vector<SearchResult> search(models::Seq2SeqModelImpl& model, const std::vector<Ids>& sources,
                                  const DecodeOptions& options, const SearchStrategy& strategy,
-                                 const std::vector<Ids>* prefixes) {
+                                 const std::vector<Ids>* prefixes,
+                                 const std::vector<text::LineConstraints>* constraints) {
   SingleModel single(model);
-  return search(single, sources, options, strategy, prefixes);
+  return search(single, sources, options, strategy, prefixes, constraints);
 }
 
 }  // namespace nmt::decode

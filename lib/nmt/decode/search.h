@@ -9,6 +9,7 @@
 
 #include "nmt/decode/decoding_model.h"
 #include "nmt/tensor/batch.h"
+#include "nmt/text/lexical_constraints.h"
 
 namespace nmt::decode {
 
@@ -53,6 +54,10 @@ struct SearchBatch {
   std::vector<int64_t> source_len;   // row → source tokens including EOS (attention width)
   std::vector<int64_t> limit;        // row → maximum output tokens without EOS (prefix included)
   std::vector<const Ids*> prefix;    // row → forced target prefix (never null; may be empty)
+  // row → lexical constraints (never null; may be empty). Positive ones need beam search.
+  std::vector<const text::LineConstraints*> constraints;
+  bool any_constraints = false;      // some row has one
+  bool any_positive_constraints = false;
   int64_t rows() const { return static_cast<int64_t>(source_index.size()); }
 };
 
@@ -67,13 +72,20 @@ class SearchStrategy {
 
 // Translates `sources` (subword ids) with `strategy`, one result per source in input order.
 // Sentences are sorted by length into batches. `prefixes`, when given (one per source, empty
-// for none), forces each output to start with those target subwords.
+// for none), forces each output to start with those target subwords; `constraints`, when given
+// (one per source), are the phrases each output must contain and must avoid.
 std::vector<SearchResult> search(DecodingModel& model, const std::vector<Ids>& sources, const DecodeOptions& options,
-                                 const SearchStrategy& strategy, const std::vector<Ids>* prefixes = nullptr);
+                                 const SearchStrategy& strategy, const std::vector<Ids>* prefixes = nullptr,
+                                 const std::vector<text::LineConstraints>* constraints = nullptr);
 // The same on one model.
 std::vector<SearchResult> search(models::Seq2SeqModelImpl& model, const std::vector<Ids>& sources,
                                  const DecodeOptions& options, const SearchStrategy& strategy,
-                                 const std::vector<Ids>* prefixes = nullptr);
+                                 const std::vector<Ids>* prefixes = nullptr,
+                                 const std::vector<text::LineConstraints>* constraints = nullptr);
+
+// The most subwords an output may have (EOS not counted, a forced prefix included): a
+// source of `source_len` subwords gets prefix + max(1, a·len + b), at most `longest_output`.
+int64_t output_length_limit(int64_t source_len, int64_t prefix_len, const DecodeOptions& options, int64_t longest_output);
 
 // Orders indices by decreasing source length and cuts them into batches.
 std::vector<std::vector<size_t>> length_sorted_batches(const std::vector<Ids>& sources, const DecodeOptions& options);

@@ -2,12 +2,15 @@
 
 #include "nmt/decode/greedy.h"
 #include "nmt/decode/sampling.h"
+#include "nmt/util/error.h"
 
 namespace nmt::decode {
 
-std::unique_ptr<SearchStrategy> make_search_strategy(const SearchOptions& o) {
+std::unique_ptr<SearchStrategy> make_search_strategy(const SearchOptions& o, bool positive_constraints) {
+  if (o.use_sampling() && positive_constraints)
+    throw UsageError("--sampling cannot force phrases into a translation; use beam search (--beam) with --constraints");
   if (o.use_sampling()) return std::make_unique<SamplingSearch>(o.sampling_options());
-  if (!o.use_beam()) return std::make_unique<GreedySearch>();
+  if (!o.use_beam() && !positive_constraints) return std::make_unique<GreedySearch>();
   return std::make_unique<BeamSearch>(beam_options(o));
 }
 

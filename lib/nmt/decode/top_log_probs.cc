@@ -143,6 +143,35 @@ torch::Tensor token_log_probs(const torch::Tensor& logits, const torch::Tensor& 
   return out;
 }
 
+std::vector<double> log_probs_at(const torch::Tensor& logits, const std::vector<int64_t>& rows,
+                                 const std::vector<int64_t>& tokens) {
+  TORCH_CHECK(logits.dim() == 2 && rows.size() == tokens.size(), "log_probs_at: bad shapes");
+  if (rows.empty()) return {};
+  if (!logits.device().is_cpu() || logits.scalar_type() != torch::kFloat) {
+    const auto r = torch::tensor(rows, torch::kLong).to(logits.device());
+    const auto t = torch::tensor(tokens, torch::kLong).to(logits.device());
+    const auto lp = (logits.index({r, t}) - logits.index_select(0, r).logsumexp(-1)).to(torch::kCPU, torch::kDouble).contiguous();
+    return std::vector<double>(lp.data_ptr<double>(), lp.data_ptr<double>() + lp.numel());
+  }
+  const auto x = logits.contiguous();
+  const int64_t V = x.size(1);
+  const float* in = x.data_ptr<float>();
+  std::vector<float> exps(static_cast<size_t>(V));
+  std::vector<double> out(rows.size());
+  int64_t cached_row = -1;
+  double lse = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    TORCH_CHECK(rows[i] >= 0 && rows[i] < x.size(0) && tokens[i] >= 0 && tokens[i] < V, "log_probs_at: out of range");
+    const float* row = in + rows[i] * V;
+    if (rows[i] != cached_row) {  // callers ask row by row
+      lse = log_sum_exp(row, V, row_max(row, V), exps.data());
+      cached_row = rows[i];
+    }
+    out[i] = static_cast<double>(row[tokens[i]]) - lse;
+  }
+  return out;
+}
+
 TopLogProbs top_log_probs(const torch::Tensor& logits, int64_t k) {
   TORCH_CHECK(logits.dim() == 2 && k >= 1 && k <= logits.size(1), "top_log_probs: bad shape or k");
   if (!logits.device().is_cpu() || logits.scalar_type() != torch::kFloat) {

@@ -19,4 +19,9 @@ TopLogProbs top_log_probs(const torch::Tensor& logits, int64_t k);
 // [rows] on the CPU, computed as top_log_probs computes it.
 torch::Tensor token_log_probs(const torch::Tensor& logits, const torch::Tensor& tokens);
 
+// The log-probability of tokens[i] under row rows[i] of `logits` [rows, V], computed as
+// top_log_probs computes it (each row's normaliser once, however many of its tokens are asked).
+std::vector<double> log_probs_at(const torch::Tensor& logits, const std::vector<int64_t>& rows,
+                                 const std::vector<int64_t>& tokens);
+
 }  // namespace nmt::decode

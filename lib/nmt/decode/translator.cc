@@ -1,5 +1,7 @@
 #include "nmt/decode/translator.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "nmt/decode/forced.h"
@@ -23,12 +25,21 @@ bool same_vocabulary(const text::SubwordModel& a, const text::SubwordModel& b) {
   return a.pieces(all) == b.pieces(all);
 }
 
+// Whether some id is the unknown subword (text the vocabulary cannot write).
+bool has_unknown(const Ids& ids) {
+  return std::any_of(ids.begin(), ids.end(), [](int id) { return id == text::kUnkId; });
+}
+
 std::unique_ptr<DecodingModel> decoding_model_of(std::vector<models::LoadedModel>& models) {
   std::vector<models::Seq2SeqModelImpl*> raw;
   for (auto& m : models) raw.push_back(m.model.get());
   return make_decoding_model(raw);
 }
 }  // namespace
+
+double mean_log_prob(const Hypothesis& h) {
+  return h.token_log_probs.empty() ? 0.0 : h.log_prob / static_cast<double>(h.token_log_probs.size());
+}
 
 Translator::Translator(models::LoadedModel model) {
   models_.push_back(std::move(model));
@@ -73,31 +84,73 @@ std::vector<Ids> Translator::encode(const std::vector<std::string>& lines, Decod
   return sources;
 }
 
+text::LineConstraints Translator::encode_constraints(const text::PhraseConstraints& phrases) const {
+  text::LineConstraints out;
+  // A phrase to include with an unknown subword could only come out as " ⁇ ", never as
+  // written; one to avoid could never come out at all, so it is kept (it bans nothing real).
+  auto encode_all = [&](const std::vector<std::string>& texts, std::vector<Ids>& ids, bool include) {
+    for (const auto& phrase : texts) {
+      ids.push_back(subwords().target.encode(phrase));
+      if (ids.back().empty()) throw UsageError(fmt::format("an empty phrase to {}", include ? "include" : "avoid"));
+      if (include && has_unknown(ids.back()))
+        throw UsageError(fmt::format("the phrase \"{}\" has characters the model's target vocabulary lacks; the "
+                                     "translation could never contain it", phrase));
+    }
+  };
+  encode_all(phrases.include, out.include, true);
+  encode_all(phrases.avoid, out.avoid, false);
+  return out;
+}
+
 std::vector<std::vector<Translation>> Translator::translate(const std::vector<std::string>& lines,
                                                             DecodeOptions options, const SearchStrategy& strategy,
                                                             TranslateStats* stats,
-                                                            const std::vector<std::string>* prefixes) {
+                                                            const std::vector<std::string>* prefixes,
+                                                            const std::vector<text::PhraseConstraints>* constraints) {
   if (prefixes && prefixes->size() != lines.size())
     throw UsageError(fmt::format("{} prefixes for {} lines", prefixes->size(), lines.size()));
+  if (constraints && constraints->size() != lines.size())
+    throw UsageError(fmt::format("{} constraint sets for {} lines", constraints->size(), lines.size()));
   std::vector<size_t> non_empty;
   TranslateStats local;
   auto sources = encode(lines, options, non_empty, local);
   std::vector<Ids> prefix_ids;
   if (prefixes)
     for (size_t i : non_empty) prefix_ids.push_back(subwords().target.encode((*prefixes)[i]));
-  auto results = search(*decoding_, sources, options, strategy, prefixes ? &prefix_ids : nullptr);
+  std::vector<text::LineConstraints> constraint_ids;
+  if (constraints)
+    for (size_t i : non_empty) constraint_ids.push_back(encode_constraints((*constraints)[i]));
+  auto results = search(*decoding_, sources, options, strategy, prefixes ? &prefix_ids : nullptr,
+                        constraints ? &constraint_ids : nullptr);
   std::vector<std::vector<Translation>> out(lines.size(), std::vector<Translation>(1));
   for (size_t k = 0; k < results.size(); ++k) {
     auto& dst = out[non_empty[k]];
     dst.clear();
     for (auto& h : results[k]) {
       local.target_tokens += h.tokens.size();
-      dst.push_back({subwords().target.decode(h.tokens), std::move(h)});
+      Translation t{subwords().target.decode(h.tokens), std::move(h), {}, 0, 0};
+      if (constraints) note_unmet_constraints(t, (*constraints)[non_empty[k]], constraint_ids[k], sources[k].size(),
+                                              prefixes ? prefix_ids[k].size() : 0, options);
+      dst.push_back(std::move(t));
     }
     if (dst.empty()) dst.resize(1);
   }
+  // An empty line has no translation to hold a phrase: each of its phrases is unmet.
+  if (constraints)
+    for (size_t i = 0; i < lines.size(); ++i)
+      if (out[i].size() == 1 && out[i].front().text.empty() && out[i].front().hypothesis.tokens.empty())
+        out[i].front().unmet_constraints = (*constraints)[i].include;
   add_stats(stats, local);
   return out;
+}
+
+void Translator::note_unmet_constraints(Translation& t, const text::PhraseConstraints& phrases,
+                                        const text::LineConstraints& ids, size_t source_len, size_t prefix_len,
+                                        const DecodeOptions& options) const {
+  for (size_t q : text::unmet_constraints(t.hypothesis.tokens, ids.include)) t.unmet_constraints.push_back(phrases.include[q]);
+  t.constraint_tokens = ids.include_tokens();
+  t.length_limit = output_length_limit(static_cast<int64_t>(source_len), static_cast<int64_t>(prefix_len), options,
+                                       decoding_->max_target_len());
 }
 
 std::vector<std::string> Translator::translate(const std::vector<std::string>& lines, DecodeOptions options,

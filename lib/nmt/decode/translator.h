@@ -23,7 +23,16 @@ struct TranslateStats {
 struct Translation {
   std::string text;
   Hypothesis hypothesis;
+  // With positive constraints: the phrases the text lacks (none when all fit and were met),
+  // with what explains it: the subwords the phrases need and the line's length limit.
+  std::vector<std::string> unmet_constraints;
+  int64_t constraint_tokens = 0;
+  int64_t length_limit = 0;
 };
+
+// The mean log-probability per output token, EOS included: a confidence callers can route
+// doubtful translations by (needs DecodeOptions::return_token_log_probs; 0 for no token).
+double mean_log_prob(const Hypothesis& hypothesis);
 using ScoredHypothesis = Hypothesis;  // the name beam search's results had
 
 class Translator {
@@ -35,10 +44,16 @@ class Translator {
 
   // Per input line, the strategy's hypotheses as text, best first; an empty (or all-space)
   // line gives one empty hypothesis. `prefixes`, when given (one per line; empty = none),
-  // forces each translation to start with that target text.
+  // forces each translation to start with that target text; `constraints`, when given (one
+  // per line), are phrases it must contain (beam search) and must avoid (any strategy).
   std::vector<std::vector<Translation>> translate(const std::vector<std::string>& lines, DecodeOptions options,
                                                   const SearchStrategy& strategy, TranslateStats* stats = nullptr,
-                                                  const std::vector<std::string>* prefixes = nullptr);
+                                                  const std::vector<std::string>* prefixes = nullptr,
+                                                  const std::vector<text::PhraseConstraints>* constraints = nullptr);
+
+  // A line's constraints in target subwords. UsageError for an empty phrase, and for a phrase
+  // to include with characters the target vocabulary lacks (it could never be produced).
+  text::LineConstraints encode_constraints(const text::PhraseConstraints& constraints) const;
 
   // Greedy search, one line per line; `hypotheses`, when given, receives the decoder output
   // (tokens, attention) per line.
@@ -62,6 +77,9 @@ class Translator {
   DecodingModel& decoding_model() { return *decoding_; }
 
  private:
+  // Records which positive phrases the translation lacks, and why they might.
+  void note_unmet_constraints(Translation& t, const text::PhraseConstraints& phrases, const text::LineConstraints& ids,
+                              size_t source_len, size_t prefix_len, const DecodeOptions& options) const;
   // Encodes the non-empty lines (truncating over-long ones); `non_empty` maps back to lines.
   std::vector<Ids> encode(const std::vector<std::string>& lines, DecodeOptions& options, std::vector<size_t>& non_empty,
                           TranslateStats& local);

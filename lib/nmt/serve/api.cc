@@ -32,6 +32,42 @@ std::string read_sentence(const nlohmann::json& v, size_t index, bool list) {
   return s;
 }
 
+// A list of phrases: non-empty strings of valid UTF-8, at most `max`. `where` names it.
+std::vector<std::string> read_phrases(const nlohmann::json& v, const std::string& where, size_t max) {
+  if (!v.is_array()) throw ApiError(400, fmt::format("{} must be a list of strings", where));
+  if (v.size() > max) throw ApiError(400, fmt::format("{} has {} phrases; the limit is {}", where, v.size(), max));
+  std::vector<std::string> out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (!v[i].is_string()) throw ApiError(400, fmt::format("{}[{}] must be a string", where, i));
+    std::string s = v[i].get<std::string>();
+    if (!text::is_valid_utf8(s)) throw ApiError(400, fmt::format("{}[{}] is not valid UTF-8", where, i));
+    if (text::python_strip(std::string_view(s)).empty()) throw ApiError(400, fmt::format("{}[{}] is an empty phrase", where, i));
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+// "constraints" and "avoid" onto the request's sentences.
+void read_constraints(const nlohmann::json& j, TranslateRequest& r, const ApiLimits& limits) {
+  if (auto c = j.find("constraints"); c != j.end() && !c->is_null()) {
+    r.constrained = true;
+    if (!r.list) {
+      r.sentences[0].constraints.include = read_phrases(*c, "\"constraints\"", limits.max_phrases);
+    } else {
+      if (!c->is_array() || c->size() != r.sentences.size())
+        throw ApiError(400, fmt::format("\"constraints\" must be a list of {} lists of phrases, one per sentence of \"text\"",
+                                        r.sentences.size()));
+      for (size_t i = 0; i < r.sentences.size(); ++i)
+        r.sentences[i].constraints.include = read_phrases((*c)[i], fmt::format("\"constraints\"[{}]", i), limits.max_phrases);
+    }
+    for (const auto& s : r.sentences) r.key.constrained |= !s.constraints.include.empty();
+  }
+  if (auto a = j.find("avoid"); a != j.end() && !a->is_null()) {
+    const auto avoid = read_phrases(*a, "\"avoid\"", limits.max_phrases);
+    for (auto& s : r.sentences) s.constraints.avoid = avoid;
+  }
+}
+
 }  // namespace
 
 TranslateRequest parse_translate_request(std::string_view body, const ApiDefaults& defaults, const ApiLimits& limits) {
@@ -45,8 +81,9 @@ TranslateRequest parse_translate_request(std::string_view body, const ApiDefault
   }
   if (!j.is_object()) throw ApiError(400, "the body must be a JSON object such as {\"text\": \"Hello.\"}");
   for (const auto& item : j.items())
-    if (item.key() != "text" && item.key() != "beam" && item.key() != "nbest" && item.key() != "model")
-      throw ApiError(400, fmt::format("unknown field \"{}\" (known: text, beam, nbest, model)", item.key()));
+    if (item.key() != "text" && item.key() != "beam" && item.key() != "nbest" && item.key() != "model" &&
+        item.key() != "constraints" && item.key() != "avoid")
+      throw ApiError(400, fmt::format("unknown field \"{}\" (known: text, beam, nbest, model, constraints, avoid)", item.key()));
   auto text = j.find("text");
   if (text == j.end()) throw ApiError(400, "missing field \"text\"");
   TranslateRequest r;
@@ -70,20 +107,30 @@ TranslateRequest parse_translate_request(std::string_view body, const ApiDefault
   r.key.nbest = read_count(j, "nbest", 1, limits.max_beam);
   if (r.key.nbest > r.key.beam)
     throw ApiError(400, fmt::format("\"nbest\" is {} but the beam is {}; nbest must not exceed it", r.key.nbest, r.key.beam));
+  read_constraints(j, r, limits);
   return r;
 }
 
 std::string translate_response(const TranslateRequest& request, const std::vector<Nbest>& results, double ms) {
-  nlohmann::json best = nlohmann::json::array(), nbest = nlohmann::json::array();
+  nlohmann::json best = nlohmann::json::array(), nbest = nlohmann::json::array(), confidence = nlohmann::json::array(),
+                 repetition = nlohmann::json::array(), unmet = nlohmann::json::array();
   for (const auto& n : results) {
-    best.push_back(n.empty() ? std::string() : n.front().text);
+    const ScoredText first = n.empty() ? ScoredText{} : n.front();
+    best.push_back(first.text);
+    confidence.push_back(first.confidence);
+    repetition.push_back(first.repetition);
+    unmet.push_back(first.unmet_constraints);
     nlohmann::json list = nlohmann::json::array();
-    for (const auto& h : n) list.push_back({{"text", h.text}, {"score", h.score}});
+    for (const auto& h : n) list.push_back({{"text", h.text}, {"score", h.score}, {"confidence", h.confidence}});
     nbest.push_back(std::move(list));
   }
+  auto shaped = [&](nlohmann::json& per_sentence) { return request.list ? per_sentence : per_sentence.at(0); };
   nlohmann::json j;
-  j["translation"] = request.list ? best : best.at(0);
-  if (request.key.nbest > 1) j["nbest"] = request.list ? nbest : nbest.at(0);
+  j["translation"] = shaped(best);
+  j["confidence"] = shaped(confidence);
+  j["repetition"] = shaped(repetition);
+  if (request.constrained) j["unmet_constraints"] = shaped(unmet);
+  if (request.key.nbest > 1) j["nbest"] = shaped(nbest);
   j["model"] = request.key.model;
   j["sentences"] = results.size();
   j["ms"] = std::round(ms * 100) / 100;

@@ -23,6 +23,7 @@ class ApiError : public std::runtime_error {
 struct ApiLimits {
   size_t max_sentences = 1000;  // per request (413 above)
   int max_beam = 16;            // a request's "beam" (400 above)
+  size_t max_phrases = 64;      // "constraints" per sentence and "avoid" per request (400 above)
 };
 
 // What the server decodes when a request does not say.
@@ -32,17 +33,22 @@ struct ApiDefaults {
 };
 
 struct TranslateRequest {
-  std::vector<std::string> sentences;
+  std::vector<Sentence> sentences;
   bool list = false;  // "text" was a list: the answer's "translation" is one too
+  bool constrained = false;  // "constraints" given: the answer says which phrases each lacks
   DecodeKey key;
 };
 
 // Reads a POST /translate body: {"text": "..." | ["...", ...], "beam"?: N, "nbest"?: N,
-// "model"?: NAME}. Throws ApiError (400, or 413 over the sentence limit).
+// "model"?: NAME, "constraints"?: phrases the translation must contain (["...", ...] for one
+// text, one such list per sentence for a list), "avoid"?: ["...", ...] phrases no translation
+// of the request may contain}. Throws ApiError (400, or 413 over the sentence limit).
 TranslateRequest parse_translate_request(std::string_view body, const ApiDefaults& defaults, const ApiLimits& limits);
 
-// {"translation": ... (the shape of "text"), "model", "sentences", "ms"}, and with nbest > 1
-// "nbest": per sentence a list of {"text", "score"}, best first (again in the shape of "text").
+// {"translation", "confidence" (mean log-probability per token), "repetition" (a loop such as
+// "un un un"), with constraints "unmet_constraints", each in the shape of "text"; "model",
+// "sentences", "ms"}, and with nbest > 1 "nbest": per sentence a list of {"text", "score",
+// "confidence"}, best first (again in the shape of "text").
 std::string translate_response(const TranslateRequest& request, const std::vector<Nbest>& results, double ms);
 
 // {"error": message, "status": status}

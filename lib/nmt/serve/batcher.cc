@@ -7,7 +7,7 @@ namespace nmt::serve {
 // One request's state. After submit() it is touched only under the batcher's mutex (a large
 // request's sentences may be decoded by several workers at once).
 struct Batcher::Request {
-  std::vector<std::string> sentences;
+  std::vector<Sentence> sentences;
   std::vector<Nbest> results;
   size_t remaining = 0;
   bool failed = false;
@@ -22,7 +22,7 @@ Batcher::Batcher(DecodeFunction decode, BatcherOptions options) : decode_(std::m
 
 Batcher::~Batcher() { stop(); }
 
-std::future<std::vector<Nbest>> Batcher::submit(const DecodeKey& key, std::vector<std::string> sentences) {
+std::future<std::vector<Nbest>> Batcher::submit(const DecodeKey& key, std::vector<Sentence> sentences) {
   auto request = std::make_shared<Request>();
   auto future = request->promise.get_future();
   if (sentences.empty()) {
@@ -113,7 +113,7 @@ bool Batcher::next_batch(DecodeKey& key, std::vector<Piece>& batch) {
 }
 
 size_t Batcher::decode_batch(const DecodeKey& key, std::vector<Piece>& batch) {
-  std::vector<std::string> sentences;
+  std::vector<Sentence> sentences;
   sentences.reserve(batch.size());
   for (const auto& p : batch) sentences.push_back(p.request->sentences[p.index]);
   std::vector<Nbest> out;

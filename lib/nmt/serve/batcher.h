@@ -19,6 +19,8 @@
 #include <tuple>
 #include <vector>
 
+#include "nmt/text/lexical_constraints.h"
+
 namespace nmt::serve {
 
 // What sentences are decoded with; only sentences with equal keys share a batch.
@@ -26,19 +28,39 @@ struct DecodeKey {
   std::string model;
   int beam = 1;
   int nbest = 1;
-  bool operator<(const DecodeKey& o) const { return std::tie(model, beam, nbest) < std::tie(o.model, o.beam, o.nbest); }
-  bool operator==(const DecodeKey& o) const { return std::tie(model, beam, nbest) == std::tie(o.model, o.beam, o.nbest); }
+  bool constrained = false;  // phrases must appear: beam search even for a beam of one
+  bool operator<(const DecodeKey& o) const {
+    return std::tie(model, beam, nbest, constrained) < std::tie(o.model, o.beam, o.nbest, o.constrained);
+  }
+  bool operator==(const DecodeKey& o) const {
+    return std::tie(model, beam, nbest, constrained) == std::tie(o.model, o.beam, o.nbest, o.constrained);
+  }
+};
+
+// One sentence to translate, with the phrases its translation must contain and avoid.
+struct Sentence {
+  std::string text;
+  text::PhraseConstraints constraints;
+  Sentence(std::string t, text::PhraseConstraints c = {}) : text(std::move(t)), constraints(std::move(c)) {}
+  Sentence(const char* t) : text(t) {}
 };
 
 struct ScoredText {
+  ScoredText(std::string text_ = {}, double score_ = 0, double confidence_ = 0, bool repetition_ = false,
+             std::vector<std::string> unmet = {})
+      : text(std::move(text_)), score(score_), confidence(confidence_), repetition(repetition_),
+        unmet_constraints(std::move(unmet)) {}
   std::string text;
-  double score = 0;  // beam search's length-normalised log-probability; 0 for greedy decoding
+  double score = 0;        // beam search's length-normalised log-probability; 0 for greedy decoding
+  double confidence = 0;   // mean log-probability per token (EOS included)
+  bool repetition = false;  // a repetition loop (text/repetition.h)
+  std::vector<std::string> unmet_constraints;  // phrases it had to contain and lacks
 };
 using Nbest = std::vector<ScoredText>;  // best first
 
 // Decodes one batch: one Nbest per sentence, in order. May throw; the error goes to every
 // request with a sentence in that batch.
-using DecodeFunction = std::function<std::vector<Nbest>(const DecodeKey&, const std::vector<std::string>&)>;
+using DecodeFunction = std::function<std::vector<Nbest>(const DecodeKey&, const std::vector<Sentence>&)>;
 
 struct BatcherOptions {
   size_t max_batch = 64;                       // sentences per decoding batch
@@ -73,7 +95,7 @@ class Batcher {
 
   // Queues one request's sentences; the future gives one Nbest per sentence, in order, or the
   // decoding error. An empty request is answered at once.
-  std::future<std::vector<Nbest>> submit(const DecodeKey& key, std::vector<std::string> sentences);
+  std::future<std::vector<Nbest>> submit(const DecodeKey& key, std::vector<Sentence> sentences);
 
   // Refuses new requests, decodes everything already queued (without waiting for more), and
   // joins the decoding threads. Idempotent.
