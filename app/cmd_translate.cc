@@ -27,6 +27,7 @@
 #include "nmt/metrics/chrf.h"
 #include "nmt/tensor/device.h"
 #include "nmt/text/lexical_constraints.h"
+#include "nmt/text/markup.h"
 #include "nmt/text/repetition.h"
 #include "nmt/text/unicode.h"
 #include "nmt/tensor/threads.h"
@@ -271,12 +272,14 @@ void warn_unmet_constraints(size_t line_no, const decode::Translation& t, bool q
 // One JSON object per input line (--json): the best translation, its score and what a caller
 // routes doubtful lines by (mean log-probability per token, a repetition loop, phrases it
 // lacks), and with --nbest N the N hypotheses.
-std::string translation_json(size_t line_no, const std::vector<decode::Translation>& hyps, bool constraints, bool nbest) {
+std::string translation_json(size_t line_no, const std::vector<decode::Translation>& hyps, bool constraints, bool nbest,
+                             const std::vector<std::string>& alignments) {
   auto one = [&](const decode::Translation& t) {
     nlohmann::json j = {{"translation", t.text}, {"score", t.hypothesis.score}, {"log_prob", t.hypothesis.log_prob},
                         {"confidence", decode::mean_log_prob(t.hypothesis)},
                         {"repetition", text::has_repetition_loop(t.text)}};
     if (constraints) j["unmet_constraints"] = t.unmet_constraints;
+    if (!alignments.empty()) j["alignment"] = alignments[static_cast<size_t>(&t - hyps.data())];
     return j;
   };
   nlohmann::json j = one(hyps.front());
@@ -389,7 +392,7 @@ struct TranslateFlags {
   std::shared_ptr<std::string> attention_svg, prefix_file;
   std::shared_ptr<bool> prefix_tab;
   std::shared_ptr<std::string> constraints, avoid_per_line, avoid;
-  std::shared_ptr<bool> json;
+  std::shared_ptr<bool> json, alignment, markup;
 };
 
 // Standard input as a filter: translate_chunk gets the lines one at a time when stdin is a
@@ -439,6 +442,8 @@ void run_translate(const TranslateFlags& flags) {
   if (!prefix_file->empty()) prefix_lines = read_source_lines(*prefix_file);
   const ConstraintFiles constraints(*flags.constraints, *flags.avoid_per_line, *flags.avoid);
   const bool json = *flags.json;
+  const bool print_alignment = *flags.alignment;
+  const bool markup = *flags.markup;
   std::vector<std::string> input_lines;
   size_t first_bad = 0;  // 1-based line number of the first invalid UTF-8 line of --input, 0 if none
   if (!input->empty()) {
@@ -459,7 +464,7 @@ void run_translate(const TranslateFlags& flags) {
   constraints.check_encodable(translator);
   auto d = decode::decode_options(a->search);
   d.return_token_log_probs = json;  // the confidence
-  d.record_attention = wants_attention;
+  d.record_attention = wants_attention || print_alignment || markup;  // words are aligned by attention
   d.alignment = attention_choice(translator, *layer, *head, "--attention-layer", "--attention-head");
   OutputFile out(output->empty() ? "-" : *output);
   std::optional<OutputFile> attention_file;
@@ -487,17 +492,34 @@ void run_translate(const TranslateFlags& flags) {
     }
     std::vector<text::PhraseConstraints> line_constraints;
     if (constraints.given()) line_constraints = constraints.for_lines(written, chunk.size());
+    std::vector<text::MarkedLine> marked;  // --markup: each line's tags, the plain text translated
+    if (markup)
+      for (auto& line : chunk) {
+        marked.push_back(text::strip_markup(line));
+        for (const auto& w : marked.back().warnings)
+          if (!a->runtime.quiet) std::fprintf(stderr, "warning: line %zu: %s\n", written + marked.size(), w.c_str());
+        line = marked.back().text;
+      }
     auto results = translator.translate(chunk, d, *strategy, &stats, prefixes.empty() ? nullptr : &prefixes,
                                         constraints.given() ? &line_constraints : nullptr);
     for (size_t i = 0; i < results.size(); ++i) {
       warn_unmet_constraints(written + i + 1, results[i].front(), a->runtime.quiet);
+      std::vector<std::string> alignments;  // per hypothesis, Pharaoh links on whole words
+      for (auto& r : results[i]) {
+        const auto links = print_alignment || markup ? translator.word_alignment(r.hypothesis, chunk[i])
+                                                     : std::vector<text::WordLink>{};
+        if (print_alignment) alignments.push_back(text::pharaoh(links));
+        if (markup) r.text = text::restore_markup(marked[i], r.text, links);
+      }
+      const std::string links = print_alignment ? " ||| " + alignments.front() : "";
       if (json) {
-        out.write(translation_json(written + i + 1, results[i], constraints.positive(), a->search.nbest > 1));
+        out.write(translation_json(written + i + 1, results[i], constraints.positive(), a->search.nbest > 1, alignments));
       } else if (a->search.nbest == 1) {
-        out.write(results[i].front().text + "\n");
+        out.write(results[i].front().text + links + "\n");
       } else {
-        for (const auto& r : results[i])
-          out.write(fmt::format("{} ||| {} ||| {:.6f}\n", written + i, r.text, r.hypothesis.score));
+        for (size_t k = 0; k < results[i].size(); ++k)
+          out.write(fmt::format("{} ||| {} ||| {:.6f}{}\n", written + i, results[i][k].text, results[i][k].hypothesis.score,
+                                print_alignment ? " ||| " + alignments[k] : ""));
       }
       const auto& best = results[i].front().hypothesis;
       if (attention_file) attention_file->write(attention_json(written + i + 1, best, chunk[i], translator));
@@ -509,7 +531,8 @@ void run_translate(const TranslateFlags& flags) {
     written += results.size();
     out.flush();
   };
-  if (input->empty() && output->empty() && isatty(STDIN_FILENO) && !a->runtime.quiet && !constraints.given() && !json) {
+  if (input->empty() && output->empty() && isatty(STDIN_FILENO) && !a->runtime.quiet && !constraints.given() && !json &&
+      !print_alignment && !markup) {
     run_interactive(translator, *a, d);
     return;
   }
@@ -563,6 +586,14 @@ void add_translate_command(CLI::App& app) {
   auto avoid_per_line = std::make_shared<std::string>();
   auto avoid = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
+  auto alignment = std::make_shared<bool>(false);
+  auto markup = std::make_shared<bool>(false);
+  cmd->add_flag("--alignment", *alignment,
+                "Append ' ||| ' and the word alignment to each line: Pharaoh source-target pairs of whole words (0-0 1-2 "
+                "...), from the cross-attention --attention-layer/--attention-head choose");
+  cmd->add_flag("--markup", *markup,
+                "Input lines are text with inline tags (<b>, <i>, <x id=\"1\"/>, ...) and entities: the tags are taken out, "
+                "the text translated, and the tags put back around the aligned words (the output is escaped markup)");
   cmd->add_option("--constraints", *constraints,
                   "Line N of FILE: tab-separated phrases the translation of input line N must contain (terminology; "
                   "beam search with dynamic beam allocation; an empty line: none)");
@@ -574,7 +605,7 @@ void add_translate_command(CLI::App& app) {
                 "repetition (a loop such as \"un un un\"), unmet_constraints, and with --nbest the list");
   cmd->callback([=] {
     run_translate({decode, input, output, attention, layer, head, attention_svg, prefix_file, prefix_tab, constraints,
-                   avoid_per_line, avoid, json});
+                   avoid_per_line, avoid, json, alignment, markup});
   });
 }
 

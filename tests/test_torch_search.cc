@@ -10,6 +10,9 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <iterator>
+
+#include <nlohmann/json.hpp>
 
 #include "nmt/decode/beam.h"
 #include "nmt/decode/strategy.h"
@@ -17,6 +20,8 @@
 #include "nmt/decode/greedy.h"
 #include "nmt/decode/token_bans.h"
 #include "nmt/decode/sampling.h"
+#include "nmt/text/markup.h"
+#include "nmt/text/word_alignment.h"
 #include "nmt/models/model.h"
 #include "torch_test_models.h"
 #include "nmt/util/error.h"
@@ -666,6 +671,135 @@ TEST_F(SearchCli, PrefixFileOfAnotherLengthIsAUsageError) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("one-prefix"), std::string::npos) << r.err;
   EXPECT_FALSE(std::filesystem::exists(dir_->file("never-written")));
+}
+
+// The JSON lines of `nmt translate --json`, parsed.
+std::vector<nlohmann::json> json_lines(const std::string& out) {
+  std::vector<nlohmann::json> lines;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+  return lines;
+}
+
+TEST_F(SearchCli, ConstraintsPutEachPhraseIntoItsLineAndJsonSaysWhatIsMissing) {
+  nmt::test::write_bytes(dir_->file("three.en"), "a man rides a bike\nthe dog runs\ntwo women talk\n");
+  nmt::test::write_bytes(dir_->file("phrases"), "plage\n\nchâteau de sable\tbus\n");
+  for (const char* search : {"", " --beam 4"}) {
+    auto r = run_command(translate("-m " + model("a") + search + " --input " + dir_->file("three.en") + " --json" +
+                                   " --constraints " + dir_->file("phrases")));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto lines = json_lines(r.out);
+    ASSERT_EQ(lines.size(), 3u);
+    EXPECT_NE(lines[0]["translation"].get<std::string>().find("plage"), std::string::npos) << r.out;
+    EXPECT_NE(lines[2]["translation"].get<std::string>().find("château de sable"), std::string::npos) << r.out;
+    EXPECT_NE(lines[2]["translation"].get<std::string>().find("bus"), std::string::npos) << r.out;
+    for (const auto& j : lines) {
+      EXPECT_EQ(j["unmet_constraints"], nlohmann::json::array()) << j;
+      EXPECT_LT(j["confidence"].get<double>(), 0) << j;
+      EXPECT_TRUE(j["repetition"].is_boolean());
+    }
+  }
+  // A phrase longer than the line's length limit is reported on that line, the rest translated.
+  auto tight = run_command(translate("-m " + model("a") + " --input " + dir_->file("three.en") + " --json --max-len-a 0" +
+                                     " --max-len-b 2 --constraints " + dir_->file("phrases")));
+  ASSERT_EQ(tight.exit_code, 0) << tight.err;
+  EXPECT_NE(tight.err.find("line 3: the translation lacks"), std::string::npos) << tight.err;
+  EXPECT_NE(tight.err.find("more than its length limit of 2"), std::string::npos) << tight.err;
+  EXPECT_FALSE(json_lines(tight.out)[2]["unmet_constraints"].empty()) << tight.out;
+}
+
+TEST_F(SearchCli, AvoidedPhrasesDisappearFromTheTranslations) {
+  auto plain = run_command(translate("-m " + model("a") + " --input " + fixture("tiny.en")));
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  ASSERT_NE(plain.out.find("Un "), std::string::npos) << plain.out;
+  nmt::test::write_bytes(dir_->file("avoid"), "Un\n");
+  for (const char* search : {"", " --beam 3"}) {
+    auto r = run_command(translate("-m " + model("a") + search + " --input " + fixture("tiny.en") + " --avoid " +
+                                   dir_->file("avoid")));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out.find("Un "), std::string::npos) << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 8) << r.out;
+  }
+}
+
+TEST_F(SearchCli, BadConstraintsAreRefusedInOneLineBeforeAnythingIsWritten) {
+  nmt::test::write_bytes(dir_->file("two-phrase-lines"), "plage\nbus\n");
+  nmt::test::write_bytes(dir_->file("unwritable"), "plage\n\xE2\x98\x83\xE2\x98\x83\n");  // snowmen: not in the vocabulary
+  nmt::test::write_bytes(dir_->file("two.en"), "a man rides a bike\nthe dog runs\n");
+  nmt::test::write_bytes(dir_->file("kept"), "what was there\n");
+  struct Case {
+    std::string args, names;
+    int exit_code = 2;  // usage errors; an unreadable file is a runtime error
+  };
+  const std::vector<Case> cases = {
+      {" --input " + fixture("tiny.en") + " --constraints " + dir_->file("two-phrase-lines"), "two-phrase-lines"},
+      {" --input " + dir_->file("two.en") + " --constraints " + dir_->file("unwritable"), "unwritable:2"},
+      {" --input " + dir_->file("two.en") + " --constraints " + dir_->file("two-phrase-lines") + " --sampling top-k:3",
+       "--sampling"},
+      {" --input " + dir_->file("two.en") + " --constraints " + dir_->file("no-such-file"), "no-such-file", 1},
+  };
+  for (const auto& c : cases) {
+    auto r = run_command(translate("-m " + model("a") + c.args + " -o " + dir_->file("kept")));
+    EXPECT_EQ(r.exit_code, c.exit_code) << c.args << ": " << r.err;
+    EXPECT_NE(r.err.find(c.names), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(slurp(dir_->file("kept")), "what was there\n");
+  }
+  // From stdin the count is known only at the end: the error comes then, with a non-zero exit.
+  auto piped = run_command("printf 'a\\nb\\nc\\n' | " + translate("-m " + model("a") + " --constraints " +
+                                                               dir_->file("two-phrase-lines")));
+  EXPECT_EQ(piped.exit_code, 2) << piped.err;
+  EXPECT_NE(piped.err.find("fewer than the input"), std::string::npos) << piped.err;
+}
+
+TEST_F(SearchCli, AlignmentLinksWholeWordsOfTheSourceAndTheTranslation) {
+  auto r = run_command(translate("-m " + model("a") + " --input " + fixture("tiny.en") + " --alignment"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream out(r.out), src(slurp(fixture("tiny.en")));
+  std::string line, source;
+  size_t lines = 0;
+  while (std::getline(out, line) && std::getline(src, source)) {
+    ++lines;
+    const auto bar = line.find(" ||| ");
+    ASSERT_NE(bar, std::string::npos) << line;
+    auto words = [](const std::string& s) {
+      std::istringstream in(s);
+      return static_cast<int>(std::distance(std::istream_iterator<std::string>(in), std::istream_iterator<std::string>()));
+    };
+    const int source_words = words(source), target_words = words(line.substr(0, bar));
+    const auto gold = text::parse_pharaoh(line.substr(bar + 5));
+    EXPECT_FALSE(gold.sure.empty()) << line;
+    std::set<int> targets;
+    for (const auto& link : gold.sure) {
+      EXPECT_LT(link.source, source_words) << line;
+      EXPECT_LT(link.target, target_words) << line;
+      targets.insert(link.target);
+    }
+    EXPECT_EQ(static_cast<int>(targets.size()), target_words) << "every translated word is linked: " << line;
+  }
+  EXPECT_EQ(lines, 8u);
+}
+
+TEST_F(SearchCli, MarkupKeepsEveryTagWellFormedAndWarnsOfUnbalancedLines) {
+  auto r = run_command(translate("-m " + model("a") + " --beam 3 --markup --input " + fixture("markup.en")));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream out(r.out), src(slurp(fixture("markup.en")));
+  std::string line, source;
+  size_t lines = 0, ok = 0, balanced_sources = 0;
+  while (std::getline(out, line) && std::getline(src, source)) {
+    ++lines;
+    const auto check = text::check_markup(source, line);
+    ok += check.ok();
+    balanced_sources += text::strip_markup(source).warnings.empty();
+    EXPECT_TRUE(check.ok()) << source << "\n → " << line;
+  }
+  EXPECT_EQ(lines, 40u);
+  EXPECT_EQ(ok, lines);
+  EXPECT_EQ(balanced_sources, 36u);
+  // The four unbalanced lines' warnings, one line each, naming the line (two for a crossing).
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 6) << r.err;
+  for (const char* line : {"warning: line 37: ", "warning: line 38: ", "warning: line 39: ", "warning: line 40: "})
+    EXPECT_NE(r.err.find(line), std::string::npos) << r.err;
 }
 
 TEST_F(SearchCli, SamplingIsReproducibleForASeedAndChecksItsOptions) {

@@ -212,4 +212,10 @@ viz::AttentionMap Translator::attention_map(const Hypothesis& h, const std::stri
   return m;
 }
 
+std::vector<text::WordLink> Translator::word_alignment(const Hypothesis& h, const std::string& source) const {
+  if (h.attention.empty()) return {};
+  const viz::AttentionMap m = attention_map(h, source);
+  return text::word_alignment(m.weights, text::word_of_piece(m.source), text::word_of_piece(m.target));
+}
+
 }  // namespace nmt::decode

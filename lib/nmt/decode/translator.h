@@ -9,6 +9,7 @@
 #include "nmt/decode/greedy.h"
 #include "nmt/decode/search.h"
 #include "nmt/models/model_io.h"
+#include "nmt/text/word_alignment.h"
 #include "nmt/viz/heatmap.h"
 
 namespace nmt::decode {
@@ -70,6 +71,11 @@ class Translator {
   // The subword pieces of `source` and of a hypothesis (each side ending in </s> when it
   // does), with the hypothesis's attention rows, ready to draw.
   viz::AttentionMap attention_map(const Hypothesis& hypothesis, const std::string& source) const;
+
+  // Whole-word links between `source` and the hypothesis's text, from its recorded attention
+  // (DecodeOptions::record_attention and alignment choose which): each target subword links its
+  // word to the word of the source subword it attends to most.
+  std::vector<text::WordLink> word_alignment(const Hypothesis& hypothesis, const std::string& source) const;
 
   models::LoadedModel& loaded() { return models_.front(); }
   const std::vector<models::LoadedModel>& members() const { return models_; }
