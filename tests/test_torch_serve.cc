@@ -237,6 +237,36 @@ TEST_F(Serve, AnswersHealthModelsAndTranslatesAsNmtTranslateDoes) {
   EXPECT_EQ(server.stop(), 0) << server.log();
 }
 
+// Phrases a translation must contain reach it through the API as through `nmt translate
+// --constraints`; the answer says which are missing, each sentence's confidence and whether it
+// loops; a phrase the model cannot write is the client's error, and the server keeps serving.
+TEST_F(Serve, ConstraintsAndAvoidedPhrasesWorkAsInTranslateAndBadOnesAre400) {
+  ServerProcess server("-m " + model(), file("constraints.log"));
+  ASSERT_GT(server.port(), 0) << server.log();
+  nmt::test::write_bytes(file("phrases"), "plage\n\nbus\n");
+  nmt::test::write_bytes(file("three"), "A man rides a bike.\nThe dog runs.\nTwo women talk.\n");
+  auto offline = run_command(nmt::test::nmt_binary() + " translate -q --threads 1 -m " + model() + " --beam 3 --constraints " +
+                             file("phrases") + " --input " + file("three"));
+  ASSERT_EQ(offline.exit_code, 0) << offline.err;
+  const nlohmann::json phrases = {{"plage"}, nlohmann::json::array(), {"bus"}};
+  auto reply = translate(server.port(), {{"text", lines_of(nmt::test::slurp(file("three")))}, {"beam", 3}, {"constraints", phrases}});
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  const auto j = reply.json();
+  EXPECT_EQ(j["translation"], nlohmann::json(lines_of(offline.out)));
+  EXPECT_EQ(j["unmet_constraints"], (nlohmann::json{nlohmann::json::array(), nlohmann::json::array(), nlohmann::json::array()}));
+  EXPECT_NE(j["translation"][0].get<std::string>().find("plage"), std::string::npos) << j;
+  for (const auto& c : j["confidence"]) EXPECT_LT(c.get<double>(), 0);
+  EXPECT_EQ(j["repetition"].size(), 3u);
+  auto avoided = translate(server.port(), {{"text", "A dog runs across the green field."}, {"avoid", {"chien"}}});
+  ASSERT_EQ(avoided.status, 200) << avoided.body;
+  EXPECT_EQ(avoided.json()["translation"].get<std::string>().find("chien"), std::string::npos) << avoided.body;
+  auto unwritable = translate(server.port(), {{"text", "a"}, {"constraints", {"\xE2\x98\x83"}}});
+  EXPECT_EQ(unwritable.status, 400) << unwritable.body;
+  EXPECT_NE(unwritable.json()["error"].get<std::string>().find("vocabulary lacks"), std::string::npos) << unwritable.body;
+  EXPECT_EQ(translate(server.port(), {{"text", "a"}}).status, 200);
+  EXPECT_EQ(server.stop(), 0) << server.log();
+}
+
 // Each of kSources translated alone, one request at a time.
 std::vector<std::string> translations_alone(int port) {
   std::vector<std::string> alone;
