@@ -148,7 +148,8 @@ def cmd_report(a):
     print(f"Model {m['model']}; beam {m['beam']}, batch {m['batch']} sentences, {m['threads']} threads; "
           f"{m['lines']}; seed {m['seed']}; median of {m['rounds']} alternating rounds (wall-clock of the whole "
           f"`nmt translate`, model load included); load average before/after: {m['load']} / "
-          f"{open('/proc/loadavg').read().split()[0]}.")
+          f"{open('/proc/loadavg').read().split()[0]}; start-up (model load + one sentence): "
+          f"{statistics.median(res['startup']):.2f} s.")
     print(f"Command: `{m['command']}`")
     settings = a.settings.split(",")
     bad = 0
@@ -160,8 +161,8 @@ def cmd_report(a):
         print(f"\n### {s}\n")
         print("| constraints per sentence | sentences | with constraints | phrases | phrases met | "
               "sentences with all met | met unconstrained | BLEU without | BLEU with | chrF2 without | chrF2 with | "
-              "time without (s) | time with (s) | with / without |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+              "time without (s) | time with (s) | with / without | load excluded |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         notes = []
         for st in settings:
             cons = read_lines(os.path.join(out, f"{s}.c{st}.tsv"))
@@ -175,16 +176,23 @@ def cmd_report(a):
             base_met = sum(found_at_word_start(p, h) for c, h in zip(cons, base_hyp) for p in c.split("\t") if p)
             bleu = json.load(open(os.path.join(out, f"{s}.c{st}.bleu.json")))
             t_with = res.get(f"{s}/c{st}", [])
-            ratio = "n/a"
+            ratio = ratio_net = "n/a"
+            net = None
+            t_load = res.get("startup", [])
             if t_base and len(t_base) == len(t_with):
                 ratio = f"{statistics.median(w / b for w, b in zip(t_with, t_base)):.2f}x"
+                if len(t_load) == len(t_base) and all(b - l > 0.05 for b, l in zip(t_base, t_load)):
+                    net = statistics.median((w - l) / (b - l) for w, b, l in zip(t_with, t_base, t_load))
+                    ratio_net = f"{net:.2f}x"
+                elif len(t_load) == len(t_base):
+                    ratio_net = "n/a (start-up dominates)"
             print(f"| {st} | {cov['sentences']} | {cov['sentences_with']} | {cov['phrases']} | "
                   f"{cov['met']} ({pct(cov['met'], cov['phrases'])}) | "
                   f"{cov['all_met']} ({pct(cov['all_met'], cov['sentences_with'])}) | "
                   f"{base_met} ({pct(base_met, cov['phrases'])}) | "
                   f"{base_bleu[0]['score']:.2f} | {bleu[0]['score']:.2f} | {base_bleu[1]['score']:.2f} | "
                   f"{bleu[1]['score']:.2f} | {statistics.median(t_base):.2f} | {statistics.median(t_with):.2f} | "
-                  f"{ratio} |")
+                  f"{ratio} | {ratio_net} |")
             notes.append(f"{st}: phrases found in the constrained output by a text check (at a word start) "
                          f"{cov['met_text']} / {cov['phrases']}, as plain substrings {cov['met_substring']}; "
                          f"{len(cov['disagree'])} disagree with unmet_constraints")
@@ -193,11 +201,14 @@ def cmd_report(a):
                              f"{'absent' if json_met else 'present'} in \"{hyp}\"")
             if len(cov["disagree"]) > len(cov["disagree"][:5]):
                 notes.append(f"  ... {len(cov['disagree']) - 5} more")
-            if st == a.speed_setting:
-                target = statistics.median(w / b for w, b in zip(t_with, t_base)) if t_base and t_with else None
-                if target is not None:
-                    notes.append(f"  speed target (<= 2x with {st} phrases): {target:.2f}x, "
-                                 f"{'met' if target <= 2.0 else 'NOT met'}")
+            if st == a.speed_setting and net is None and t_load:
+                notes.append(f"  speed target (<= 2x with {st} phrases): not judged, the start-up dominates these "
+                             f"timings (more LINES)")
+            elif st == a.speed_setting and t_base and len(t_base) == len(t_with):
+                target = net if net is not None else statistics.median(w / b for w, b in zip(t_with, t_base))
+                notes.append(f"  speed target (<= 2x with {st} phrases): {target:.2f}x "
+                             f"({'start-up excluded' if net is not None else 'start-up included'}), "
+                             f"{'met' if target <= 2.0 else 'NOT met'}")
             bad += len(cov["disagree"])
         same = res.get(f"{s}/deterministic", [])
         if same and not all(same):

@@ -73,6 +73,8 @@ TEST(LexicalConstraints, UnmetPhrasesAreThoseTheOutputLacksEachOccurrenceUsedOnc
   EXPECT_EQ(unmet_constraints({1, 5, 2}, {{5, 6}, {2}}), std::vector<size_t>{0});
   EXPECT_EQ(unmet_constraints({5}, {{5}, {5}}), std::vector<size_t>{1});  // twice asked, once there
   EXPECT_TRUE(unmet_constraints({5, 3, 5}, {{5}, {5}}).empty());
+  // "une" and "dans une boîte" in "dans une boîte une": the short phrase takes the free "une".
+  EXPECT_TRUE(unmet_constraints({10, 6, 5, 7, 5}, {{5}, {6, 5, 7}}).empty());
   EXPECT_TRUE(contains_phrase({1, 2, 3}, {2, 3}));
   EXPECT_FALSE(contains_phrase({1, 2, 3}, {3, 2}));
 }

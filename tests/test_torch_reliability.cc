@@ -268,8 +268,10 @@ TEST_F(Reliability, ADirectoryInUseIsRefusedAtOnceAndAStaleLockIsNot) {
 
 TEST_F(Reliability, TwoTrainingRunsOnOneDirectoryAtOnceCannotBothRun) {
   const std::string out = dir_->file("race");
-  // The second starts once the first holds the directory (its lock file names it).
-  auto r = run_command("(" + nmt_cmd(train_args(out) + " --seed 1") + "; echo first=$? >&2) & while [ ! -s " + out +
+  // The second starts once the first holds the directory (its lock file names it). The first
+  // trains 300 steps, not 30: on a loaded machine a 30-step run ended before the second had
+  // started (its check saw a finished run with other options, exit 2, not the lock).
+  auto r = run_command("(" + nmt_cmd(train_args(out) + " --seed 1 --max-steps 300") + "; echo first=$? >&2) & while [ ! -s " + out +
                        "/.lock ]; do sleep 0.02; done; " + nmt_cmd(train_args(out) + " --seed 2") +
                        "; echo second=$? >&2; wait");
   EXPECT_NE(r.err.find("first=0"), std::string::npos) << r.err;

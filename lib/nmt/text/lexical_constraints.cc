@@ -98,23 +98,29 @@ bool contains_phrase(const TokenIds& tokens, const TokenIds& phrase) {
 }
 
 std::vector<size_t> unmet_constraints(const TokenIds& output, const std::vector<TokenIds>& include) {
-  // Each phrase takes the first occurrence not already taken by an earlier phrase.
+  // Each phrase takes the first occurrence no other phrase took, the longest phrases first: a
+  // short phrase inside a longer one ("une" in "dans une boîte") would otherwise take the
+  // longer one's occurrence and leave it unmet although the output holds both.
+  std::vector<size_t> order(include.size());
+  for (size_t q = 0; q < order.size(); ++q) order[q] = q;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return include[a].size() > include[b].size(); });
   std::vector<bool> used(output.size(), false);
   std::vector<size_t> unmet;
-  for (size_t q = 0; q < include.size(); ++q) {
+  for (size_t q : order) {
     const TokenIds& phrase = include[q];
     if (phrase.empty()) continue;
     bool found = false;
     for (size_t at = 0; !found && at + phrase.size() <= output.size(); ++at) {
-      if (!std::equal(phrase.begin(), phrase.end(), output.begin() + static_cast<std::ptrdiff_t>(at))) continue;
-      if (std::any_of(used.begin() + static_cast<std::ptrdiff_t>(at),
-                      used.begin() + static_cast<std::ptrdiff_t>(at + phrase.size()), [](bool u) { return u; }))
-        continue;
-      std::fill(used.begin() + static_cast<std::ptrdiff_t>(at), used.begin() + static_cast<std::ptrdiff_t>(at + phrase.size()), true);
+      const auto first = output.begin() + static_cast<std::ptrdiff_t>(at);
+      const auto taken = used.begin() + static_cast<std::ptrdiff_t>(at);
+      if (!std::equal(phrase.begin(), phrase.end(), first)) continue;
+      if (std::any_of(taken, taken + static_cast<std::ptrdiff_t>(phrase.size()), [](bool u) { return u; })) continue;
+      std::fill(taken, taken + static_cast<std::ptrdiff_t>(phrase.size()), true);
       found = true;
     }
     if (!found) unmet.push_back(q);
   }
+  std::sort(unmet.begin(), unmet.end());
   return unmet;
 }
 

@@ -66,8 +66,9 @@ std::vector<int64_t> avoided_next_tokens(const TokenIds& history, const std::vec
 // Whether `phrase` occurs in `tokens` as a contiguous run (an empty phrase always does).
 bool contains_phrase(const TokenIds& tokens, const TokenIds& phrase);
 
-// The indices of the positive phrases the output does not contain, each occurrence counted
-// once ("A" listed twice needs two non-overlapping occurrences).
+// The indices of the positive phrases the output does not contain (ascending), each occurrence
+// counted once ("A" listed twice needs two non-overlapping occurrences); longer phrases are
+// placed first, so a phrase inside another does not take its occurrence.
 std::vector<size_t> unmet_constraints(const TokenIds& output, const std::vector<TokenIds>& include);
 
 }  // namespace nmt::text
