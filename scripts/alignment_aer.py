@@ -16,6 +16,8 @@ AER = 1 - (|A∩S| + |A∩P|) / (|A| + |S|) = 1 - 2|A∩R| / (|A| + |R|).
 import json
 import sys
 
+from constraints_eval import read_lines  # one line per line, no trailing empty one
+
 NEIGHBOURS = [(-1, 0), (0, -1), (1, 0), (0, 1), (-1, -1), (-1, 1), (1, -1), (1, 1)]
 
 
@@ -65,14 +67,6 @@ def grow_diag_final_and(fwd, rev):
             if i not in src_aligned and j not in tgt_aligned:
                 take((i, j))
     return a
-
-
-def read_lines(path):
-    with open(path, encoding="utf-8") as f:
-        lines = f.read().split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return lines
 
 
 def cmd_gdfa(fwd_path, rev_path):
