@@ -179,10 +179,10 @@ std::vector<RowBans> bans_of(const std::vector<int64_t>& alive, const std::vecto
 }
 
 // Constrained search (Post & Vilar, 2018, "dynamic beam allocation", with Hu et al.'s 2019
-// candidates, as Sockeye): besides each beam's best next tokens, every token that advances a
-// beam's positive constraints is a candidate; the K slots are then shared between banks of
-// candidates that met 0, 1, ... C constraint subwords, so hypotheses that took a constraint
-// early survive beside the fluent ones that have not yet, and the beam size stays K.
+// candidates and bank order, as fairseq): besides each beam's best next tokens, every token that
+// advances a beam's positive constraints is a candidate; the K slots are then shared between
+// banks of candidates that met 0, 1, ... C constraint subwords, so hypotheses that took a
+// constraint early survive beside the fluent ones that have not yet, and the beam size stays K.
 void add_constraint_candidates(const std::vector<Beam>& beams, const torch::Tensor& logits, int64_t row_offset,
                                std::vector<Candidate>& candidates) {
   std::vector<int64_t> rows, tokens;
@@ -198,27 +198,15 @@ void add_constraint_candidates(const std::vector<Beam>& beams, const torch::Tens
   }
 }
 
-// How many of `width` slots each bank gets (Sockeye's get_bank_sizes): an equal share, the
-// remainder to the bank with most constraints met; a bank with fewer candidates than its share
-// passes the rest down to the bank below it (from the top), so no slot is left empty while
-// candidates remain.
-std::vector<int64_t> bank_sizes(int64_t width, const std::vector<int64_t>& candidates_per_bank) {
-  const int64_t banks = static_cast<int64_t>(candidates_per_bank.size());
-  std::vector<int64_t> size(static_cast<size_t>(banks), width / banks);
-  size.back() += width - (width / banks) * banks;
-  for (int64_t round = 0; round < 2; ++round)  // a second pass hands what the bottom bank could not take to the top
-    for (int64_t i = banks - 1; i >= 0; --i) {
-      const int64_t over = size[static_cast<size_t>(i)] - candidates_per_bank[static_cast<size_t>(i)];
-      if (over <= 0) continue;
-      size[static_cast<size_t>(i)] -= over;
-      size[static_cast<size_t>((i - 1 + banks) % banks)] += over;
-    }
-  return size;
-}
-
-// The `width` candidates dynamic beam allocation keeps, best bank first. `candidates` holds
-// every beam's top tokens and constraint tokens; each (beam, token) pair counts once, and a
-// banned (-inf) one not at all.
+// The `width` candidates dynamic beam allocation keeps. `candidates` holds every beam's top
+// tokens and constraint tokens; each (beam, token) pair counts once, and a banned (-inf) one
+// not at all. Banks (candidates by constraint subwords met) take turns, fairseq's round robin
+// (Hu et al., 2019): the best of each bank that has candidates, most met first, then the second
+// best of each, until `width` are taken. Sockeye's fixed shares (K / (C+1) a bank, the rest to
+// the top bank) gave everything to the top banks when a line's phrases had more subwords than
+// the beam: phrases were piled up at the start ("belle journée d'une son chanson ...").
+// Measured on Multi30k val, t-small, beam 5, 1-3 reference n-grams a line: BLEU 49.87 with
+// the fixed shares, 58.15 with the round robin (49.94 without phrases).
 std::vector<Candidate> allocate_by_constraints(std::vector<Candidate>& candidates, const std::vector<Beam>& beams,
                                                int64_t width) {
   std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
@@ -229,23 +217,28 @@ std::vector<Candidate> allocate_by_constraints(std::vector<Candidate>& candidate
                    candidates.end());
   candidates.erase(std::remove_if(candidates.begin(), candidates.end(), [](const Candidate& c) { return !std::isfinite(c.log_prob); }),
                    candidates.end());
-  const int64_t total = beams.front().constraints.total_tokens();
-  std::vector<int64_t> per_bank(static_cast<size_t>(total + 1), 0);
   for (Candidate& c : candidates) {
     const auto& progress = beams[static_cast<size_t>(c.origin)].constraints;
     c.met = c.token == kEosId ? progress.met_tokens() : progress.advance(static_cast<int>(c.token)).met_tokens();
-    ++per_bank[static_cast<size_t>(c.met)];
   }
-  const std::vector<int64_t> size = bank_sizes(width, per_bank);
+  // Within a bank, best first; then each candidate's turn is its rank within its bank.
   std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
     if (a.met != b.met) return a.met > b.met;
     if (a.log_prob != b.log_prob) return a.log_prob > b.log_prob;
     return a.origin != b.origin ? a.origin < b.origin : a.token < b.token;
   });
+  std::vector<int64_t> turn(candidates.size());
+  for (size_t i = 0, rank = 0; i < candidates.size(); ++i) {
+    rank = i > 0 && candidates[i].met == candidates[i - 1].met ? rank + 1 : 0;
+    turn[i] = static_cast<int64_t>(rank);
+  }
+  std::vector<size_t> order(candidates.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return turn[a] < turn[b]; });
   std::vector<Candidate> kept;
-  std::vector<int64_t> taken(per_bank.size(), 0);
-  for (const Candidate& c : candidates)
-    if (taken[static_cast<size_t>(c.met)]++ < size[static_cast<size_t>(c.met)]) kept.push_back(c);
+  for (size_t i = 0; i < order.size() && static_cast<int64_t>(kept.size()) < width; ++i) kept.push_back(candidates[order[i]]);
+  // The kept candidates best first, as the unconstrained search orders them.
+  std::stable_sort(kept.begin(), kept.end(), [](const Candidate& a, const Candidate& b) { return a.log_prob > b.log_prob; });
   return kept;
 }
 
