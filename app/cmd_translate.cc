@@ -187,49 +187,69 @@ std::vector<std::string> phrases_of(const std::string& line) {
   }
 }
 
+// A file with one line per input line (--prefix-file, --constraints, --avoid-per-line), read
+// before any model is loaded; `unit` names what a line holds in the errors ("one prefix per
+// input line"). Not given: empty path, no checks.
+class PerLineFile {
+ public:
+  PerLineFile(std::string path, std::string unit) : path_(std::move(path)), unit_(std::move(unit)) {
+    if (given()) lines_ = read_source_lines(path_);
+  }
+  bool given() const { return !path_.empty(); }
+  const std::vector<std::string>& lines() const { return lines_; }
+  const std::string& path() const { return path_; }
+
+  // Refused when the file has another number of lines than the input file.
+  void check_count(size_t input_lines, const std::string& input_name) const {
+    if (given() && lines_.size() != input_lines)
+      throw UsageError(fmt::format("{} has {} lines but {} has {}: {}", path_, lines_.size(), input_name, input_lines, unit_));
+  }
+  // Refused when the file ends before input line first + count (the input read in chunks).
+  void check_covers(size_t first, size_t count) const {
+    if (given() && first + count > lines_.size())
+      throw UsageError(fmt::format("{} has {} lines, fewer than the input: {}", path_, lines_.size(), unit_));
+  }
+  // After the whole input (read from stdin): refused when the file has lines left over.
+  void check_used(size_t input_lines) const {
+    if (given() && lines_.size() != input_lines)
+      throw UsageError(fmt::format("{} has {} lines but the input had {}: {}", path_, lines_.size(), input_lines, unit_));
+  }
+
+ private:
+  std::string path_, unit_;
+  std::vector<std::string> lines_;
+};
+
 // --constraints (per input line, phrases its translation must contain), --avoid-per-line (per
 // line, phrases it must not) and --avoid (phrases no translation contains), read and checked
 // before any model is loaded.
 class ConstraintFiles {
  public:
   ConstraintFiles(std::string include, std::string avoid_lines, const std::string& avoid)
-      : include_file_(std::move(include)), avoid_lines_file_(std::move(avoid_lines)) {
-    if (!include_file_.empty()) include_ = read_source_lines(include_file_);
-    if (!avoid_lines_file_.empty()) avoid_lines_ = read_source_lines(avoid_lines_file_);
+      : include_(std::move(include), kUnit), avoid_lines_(std::move(avoid_lines), kUnit) {
     if (!avoid.empty())
       for (const auto& line : read_source_lines(avoid))
         if (!text::python_strip(std::string_view(line)).empty()) avoid_all_.push_back(line);
   }
-  bool given() const { return !include_file_.empty() || !avoid_lines_file_.empty() || !avoid_all_.empty(); }
-  bool positive() const { return !include_file_.empty(); }
+  bool given() const { return include_.given() || avoid_lines_.given() || !avoid_all_.empty(); }
+  bool positive() const { return include_.given(); }
 
-  // One line per input line: refused when a file has another number of lines than the input.
-  void check_lines(size_t input_lines, const std::string& input_name) const {
-    for (const auto& [file, lines] : per_line_files())
-      if (lines->size() != input_lines)
-        throw UsageError(fmt::format("{} has {} lines but {} has {}: one line of phrases per input line", file,
-                                     lines->size(), input_name, input_lines));
+  void check_count(size_t input_lines, const std::string& input_name) const {
+    for (const PerLineFile* f : {&include_, &avoid_lines_}) f->check_count(input_lines, input_name);
+  }
+  void check_used(size_t input_lines) const {
+    for (const PerLineFile* f : {&include_, &avoid_lines_}) f->check_used(input_lines);
   }
   // The constraints of input lines first..first+count; UsageError when a file ends before.
   std::vector<text::PhraseConstraints> for_lines(size_t first, size_t count) const {
-    for (const auto& [file, lines] : per_line_files())
-      if (first + count > lines->size())
-        throw UsageError(fmt::format("{} has {} lines, fewer than the input: one line of phrases per input line", file,
-                                     lines->size()));
+    for (const PerLineFile* f : {&include_, &avoid_lines_}) f->check_covers(first, count);
     std::vector<text::PhraseConstraints> out(count);
     for (size_t i = 0; i < count; ++i) {
-      if (!include_.empty()) out[i].include = phrases_of(include_[first + i]);
-      if (!avoid_lines_.empty()) out[i].avoid = phrases_of(avoid_lines_[first + i]);
+      if (include_.given()) out[i].include = phrases_of(include_.lines()[first + i]);
+      if (avoid_lines_.given()) out[i].avoid = phrases_of(avoid_lines_.lines()[first + i]);
       out[i].avoid.insert(out[i].avoid.end(), avoid_all_.begin(), avoid_all_.end());
     }
     return out;
-  }
-  // After the whole input (read from stdin): refused when a file has lines left over.
-  void check_used(size_t input_lines) const {
-    for (const auto& [file, lines] : per_line_files())
-      if (lines->size() != input_lines)
-        throw UsageError(fmt::format("{} has {} lines but the input had {}: one line of phrases per input line", file,
-                                     lines->size(), input_lines));
   }
   // Every phrase in the model's subwords, before anything is translated: FILE:LINE: why.
   void check_encodable(const decode::Translator& translator) const {
@@ -240,20 +260,17 @@ class ConstraintFiles {
         throw UsageError(line_no ? fmt::format("{}:{}: {}", file, line_no, e.what()) : fmt::format("{}: {}", file, e.what()));
       }
     };
-    for (size_t i = 0; i < include_.size(); ++i) check(include_file_, i + 1, {phrases_of(include_[i]), {}});
-    for (size_t i = 0; i < avoid_lines_.size(); ++i) check(avoid_lines_file_, i + 1, {{}, phrases_of(avoid_lines_[i])});
+    const auto& include = include_.lines();
+    const auto& avoid = avoid_lines_.lines();
+    for (size_t i = 0; i < include.size(); ++i) check(include_.path(), i + 1, {phrases_of(include[i]), {}});
+    for (size_t i = 0; i < avoid.size(); ++i) check(avoid_lines_.path(), i + 1, {{}, phrases_of(avoid[i])});
     check("--avoid", 0, {{}, avoid_all_});
   }
 
  private:
-  std::vector<std::pair<std::string, const std::vector<std::string>*>> per_line_files() const {
-    std::vector<std::pair<std::string, const std::vector<std::string>*>> out;
-    if (!include_file_.empty()) out.emplace_back(include_file_, &include_);
-    if (!avoid_lines_file_.empty()) out.emplace_back(avoid_lines_file_, &avoid_lines_);
-    return out;
-  }
-  std::string include_file_, avoid_lines_file_;
-  std::vector<std::string> include_, avoid_lines_, avoid_all_;
+  static constexpr const char* kUnit = "one line of phrases per input line";
+  PerLineFile include_, avoid_lines_;
+  std::vector<std::string> avoid_all_;
 };
 
 // "warning: line N: the translation lacks "X" (...)" for each line whose translation misses a
@@ -274,19 +291,20 @@ void warn_unmet_constraints(size_t line_no, const decode::Translation& t, bool q
 // lacks), and with --nbest N the N hypotheses.
 std::string translation_json(size_t line_no, const std::vector<decode::Translation>& hyps, bool constraints, bool nbest,
                              const std::vector<std::string>& alignments) {
-  auto one = [&](const decode::Translation& t) {
+  auto one = [&](size_t k) {
+    const decode::Translation& t = hyps[k];
     nlohmann::json j = {{"translation", t.text}, {"score", t.hypothesis.score}, {"log_prob", t.hypothesis.log_prob},
                         {"confidence", decode::mean_log_prob(t.hypothesis)},
                         {"repetition", text::has_repetition_loop(t.text)}};
     if (constraints) j["unmet_constraints"] = t.unmet_constraints;
-    if (!alignments.empty()) j["alignment"] = alignments[static_cast<size_t>(&t - hyps.data())];
+    if (!alignments.empty()) j["alignment"] = alignments[k];
     return j;
   };
-  nlohmann::json j = one(hyps.front());
+  nlohmann::json j = one(0);
   j["line"] = line_no;
   if (nbest) {
     j["nbest"] = nlohmann::json::array();
-    for (const auto& t : hyps) j["nbest"].push_back(one(t));
+    for (size_t k = 0; k < hyps.size(); ++k) j["nbest"].push_back(one(k));
   }
   return j.dump() + "\n";
 }
@@ -438,8 +456,7 @@ void run_translate(const TranslateFlags& flags) {
   // OutputFiles, so a failure later leaves an existing --output / --attention file as it was.
   const bool wants_attention = !attention->empty() || !attention_svg->empty();
   if (!prefix_file->empty() && *prefix_tab) throw UsageError("--prefix-file and --prefix-tab are exclusive");
-  std::vector<std::string> prefix_lines;
-  if (!prefix_file->empty()) prefix_lines = read_source_lines(*prefix_file);
+  const PerLineFile prefix_lines(*prefix_file, "one prefix per input line");
   const ConstraintFiles constraints(*flags.constraints, *flags.avoid_per_line, *flags.avoid);
   const bool json = *flags.json;
   const bool print_alignment = *flags.alignment;
@@ -453,10 +470,10 @@ void run_translate(const TranslateFlags& flags) {
     input_lines = read_source_lines(*input, &first_bad);
     // A file --output would not be replaced anyway (see below): refuse before any work.
     if (first_bad && !output->empty()) throw RuntimeError(fmt::format("{}:{}: not valid UTF-8", *input, first_bad));
-    if (!prefix_file->empty() && !first_bad && prefix_lines.size() != input_lines.size())
-      throw UsageError(fmt::format("{} has {} lines but {} has {}: one prefix per input line", *prefix_file,
-                                   prefix_lines.size(), *input, input_lines.size()));
-    if (!first_bad) constraints.check_lines(input_lines.size(), *input);
+    if (!first_bad) {
+      prefix_lines.check_count(input_lines.size(), *input);
+      constraints.check_count(input_lines.size(), *input);
+    }
   }
   const auto strategy = decode::make_search_strategy(a->search, constraints.positive());
   set_threads(a->runtime.threads);
@@ -483,12 +500,10 @@ void run_translate(const TranslateFlags& flags) {
         prefixes.push_back(tab == std::string::npos ? std::string() : line.substr(tab + 1));
         if (tab != std::string::npos) line.resize(tab);
       }
-    } else if (!prefix_file->empty()) {
-      if (written + chunk.size() > prefix_lines.size())
-        throw UsageError(fmt::format("{} has {} lines, fewer than the input: one prefix per input line", *prefix_file,
-                                     prefix_lines.size()));
-      prefixes.assign(prefix_lines.begin() + static_cast<std::ptrdiff_t>(written),
-                      prefix_lines.begin() + static_cast<std::ptrdiff_t>(written + chunk.size()));
+    } else if (prefix_lines.given()) {
+      prefix_lines.check_covers(written, chunk.size());
+      prefixes.assign(prefix_lines.lines().begin() + static_cast<std::ptrdiff_t>(written),
+                      prefix_lines.lines().begin() + static_cast<std::ptrdiff_t>(written + chunk.size()));
     }
     std::vector<text::PhraseConstraints> line_constraints;
     if (constraints.given()) line_constraints = constraints.for_lines(written, chunk.size());
@@ -549,10 +564,10 @@ void run_translate(const TranslateFlags& flags) {
     progress.finish();
     if (first_bad) throw RuntimeError(fmt::format("{}:{}: not valid UTF-8", *input, first_bad));
   }
-  if (!prefix_file->empty() && written != prefix_lines.size() && !first_bad)
-    throw UsageError(fmt::format("{} has {} lines but the input had {}: one prefix per input line", *prefix_file,
-                                 prefix_lines.size(), written));
-  if (!first_bad) constraints.check_used(written);
+  if (!first_bad) {
+    prefix_lines.check_used(written);
+    constraints.check_used(written);
+  }
   if (attention_file) attention_file->commit();
   out.commit();
   warn_truncated(stats, a->runtime.quiet);
