@@ -288,14 +288,17 @@ void warn_unmet_constraints(size_t line_no, const decode::Translation& t, bool q
 
 // One JSON object per input line (--json): the best translation, its score and what a caller
 // routes doubtful lines by (mean log-probability per token, a repetition loop, phrases it
-// lacks), and with --nbest N the N hypotheses.
+// lacks), its subwords and their log-probabilities (the EOS's last, when it has one), and with
+// --nbest N the N hypotheses.
 std::string translation_json(size_t line_no, const std::vector<decode::Translation>& hyps, bool constraints, bool nbest,
-                             const std::vector<std::string>& alignments) {
+                             const std::vector<std::string>& alignments, const text::SubwordModel& target) {
   auto one = [&](size_t k) {
     const decode::Translation& t = hyps[k];
     nlohmann::json j = {{"translation", t.text}, {"score", t.hypothesis.score}, {"log_prob", t.hypothesis.log_prob},
                         {"confidence", decode::mean_log_prob(t.hypothesis)},
-                        {"repetition", text::has_repetition_loop(t.text)}};
+                        {"repetition", text::has_repetition_loop(t.text)},
+                        {"tokens", target.pieces(t.hypothesis.tokens)},
+                        {"token_log_probs", t.hypothesis.token_log_probs}};
     if (constraints) j["unmet_constraints"] = t.unmet_constraints;
     if (!alignments.empty()) j["alignment"] = alignments[k];
     return j;
@@ -528,7 +531,8 @@ void run_translate(const TranslateFlags& flags) {
       }
       const std::string links = print_alignment ? " ||| " + alignments.front() : "";
       if (json) {
-        out.write(translation_json(written + i + 1, results[i], constraints.positive(), a->search.nbest > 1, alignments));
+        out.write(translation_json(written + i + 1, results[i], constraints.positive(), a->search.nbest > 1, alignments,
+                                   translator.subwords().target));
       } else if (a->search.nbest == 1) {
         out.write(results[i].front().text + links + "\n");
       } else {

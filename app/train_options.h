@@ -8,6 +8,7 @@
 #include "option_binder.h"
 #include "nmt/train/options.h"
 #include "nmt/train/presets.h"
+#include "nmt/train/run_directory.h"
 
 namespace nmt::cli {
 
@@ -15,12 +16,19 @@ class TrainOptionBinder {
  public:
   explicit TrainOptionBinder(CLI::App* cmd) : binder_(cmd, add_preset(cmd, preset_), train::TrainOptions{}) {}
 
-  // Defaults, then the preset's values, then every option given (on the command line or in
-  // the --config file); checked, with errors naming the flags.
+  // Defaults, then the preset's values, then (with --init-from DIR) DIR's architecture, then
+  // every option given (on the command line or in the --config file); checked, with errors
+  // naming the flags.
   train::TrainOptions options() const {
     return with_flag_names([&] {
       train::TrainOptions o;
       if (!preset_.empty()) train::apply_preset(preset_, o);
+      train::TrainOptions given = o;
+      binder_.apply(given);
+      if (!given.init_from.empty()) {
+        o.init_from = given.init_from;
+        train::adopt_init_architecture(o);
+      }
       binder_.apply(o);
       train::validate_options(o, train::flag_of);
       return o;

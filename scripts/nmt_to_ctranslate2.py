@@ -13,14 +13,17 @@ for CPUs); without it the weights stay float32, bit for bit nmt's.
 How nmt's Transformer (lib/nmt/models/transformer.cc) maps onto ctranslate2.specs.TransformerSpec:
   - post-norm (config "pre_norm": false) or pre-norm with a final LayerNorm after each stack;
     LayerNorm ε 1e-5 (LibTorch's default; CTranslate2 would otherwise use 1e-6);
-  - ReLU feed-forward (fc1, fc2), biases everywhere but the output projection;
+  - the feed-forward's activation ("activation": relu, swish or gelu), biases everywhere, on the
+    output projection too when the model has one ("output_bias": imported Marian models);
   - self-attention: nmt's fused qkv_proj is CTranslate2's fused linear_0 (q, k, v rows in that
     order); cross-attention: q_proj → linear_0, fused kv_proj → linear_1; out_proj → linear_2;
-  - embeddings scaled by sqrt(d_model) (CTranslate2's scale_embeddings), and nmt's sinusoidal
-    table (sin on even, cos on odd dimensions, which is not CTranslate2's built-in half/half
-    layout) stored explicitly as the position encodings, max_positions rows;
-  - one embedding table shared by encoder and decoder when the vocabularies are shared, the
-    output projection tied to the target table (CTranslate2 stores aliased arrays once);
+  - embeddings scaled by sqrt(d_model) unless "scale_embedding" is false (CTranslate2's
+    scale_embeddings), and nmt's sinusoidal table ("positions": interleaved, sin on even and cos
+    on odd dimensions, or concatenated, Marian's sines then cosines) stored explicitly as the
+    position encodings, max_positions rows;
+  - one embedding table shared by encoder and decoder when the vocabularies are shared or the
+    model ties them ("tie_embeddings"), the output projection tied to the target table
+    (CTranslate2 stores aliased arrays once);
   - special ids 0..3 = <pad> <unk> <s> </s> (nmt/text/special_ids.h) are the vocabulary's first
     pieces under the same names CTranslate2 expects: <s> starts the decoder, </s> ends it and is
     appended to every source (add_source_eos), as nmt does.
@@ -86,8 +89,13 @@ def read_pieces(spm_path, vocab_size):
     return pieces
 
 
-def sinusoidal_table(max_positions, d_model):
-    """nmt's PositionalEncoding table, computed as LibTorch does (float32 throughout)."""
+def sinusoidal_table(max_positions, d_model, layout="interleaved"):
+    """nmt's PositionalEncoding table, computed as LibTorch does (float32 throughout; the
+    concatenated layout in float64, rounded once, as nmt and transformers' Marian do)."""
+    if layout == "concatenated":
+        j = np.arange(d_model, dtype=np.float64)
+        angle = np.arange(max_positions, dtype=np.float64)[:, None] / np.power(10000.0, 2 * (j // 2) / d_model)
+        return np.concatenate([np.sin(angle[:, 0::2]), np.cos(angle[:, 1::2])], axis=1).astype(np.float32)
     position = np.arange(max_positions, dtype=np.float32)[:, None]
     div = np.exp(np.arange(0, d_model, 2, dtype=np.float32) * np.float32(-np.log(10000.0) / d_model))
     table = np.zeros((max_positions, d_model), dtype=np.float32)
@@ -103,7 +111,8 @@ def build_spec(config, weights, source_pieces, target_pieces):
         (config["encoder_layers"], config["decoder_layers"]),
         config["heads"],
         pre_norm=config["pre_norm"],
-        activation=common_spec.Activation.RELU,
+        activation={"relu": common_spec.Activation.RELU, "swish": common_spec.Activation.SWISH,
+                    "gelu": common_spec.Activation.GELU}[config.get("activation", "relu")],
     )
     used = set()
 
@@ -133,13 +142,14 @@ def build_spec(config, weights, source_pieces, target_pieces):
         norm(target.self_attention.layer_norm, f"{prefix}.norm1")
 
     src_table = w("src_embedding.weight")
-    shared = config["shared_vocab"] and config["src_vocab"] == config["tgt_vocab"]
+    shared = (config["shared_vocab"] or config.get("tie_embeddings", False)) and config["src_vocab"] == config["tgt_vocab"]
     tgt_table = src_table if shared else w("tgt_embedding.weight")
-    positions = sinusoidal_table(config["max_positions"], config["d_model"])
+    positions = sinusoidal_table(config["max_positions"], config["d_model"], config.get("positions", "interleaved"))
+    scale = config.get("scale_embedding", True)
 
     spec.encoder.embeddings[0].weight = src_table
     spec.encoder.position_encodings.encodings = positions
-    spec.encoder.scale_embeddings = True
+    spec.encoder.scale_embeddings = scale
     for i, layer in enumerate(spec.encoder.layer):
         p = f"encoder.layers.{i}"
         self_attention_and_norm(layer, p)
@@ -149,7 +159,7 @@ def build_spec(config, weights, source_pieces, target_pieces):
 
     spec.decoder.embeddings.weight = tgt_table
     spec.decoder.position_encodings.encodings = positions
-    spec.decoder.scale_embeddings = True
+    spec.decoder.scale_embeddings = scale
     for i, layer in enumerate(spec.decoder.layer):
         p = f"decoder.layers.{i}"
         self_attention_and_norm(layer, p)
@@ -161,6 +171,8 @@ def build_spec(config, weights, source_pieces, target_pieces):
     if config["pre_norm"]:
         norm(spec.decoder.layer_norm, "decoder.final_norm")
     spec.decoder.projection.weight = tgt_table if config["tie_output"] else w("output.weight")
+    if config.get("output_bias", False):
+        spec.decoder.projection.bias = w("output_bias" if config["tie_output"] else "output.bias")
 
     left = sorted(set(weights) - used)
     if left:

@@ -18,6 +18,10 @@
 # same wheel's Python side for the wheel), Google Benchmark and wrk (scripts/bench-serve.sh), and
 # CTranslate2 with SentencePiece's Python module (scripts/bench-ct2.sh: nmt against CTranslate2
 # on the same weights; its converter reads model.pt with the wheel's Python PyTorch).
+# NMT_SETUP_REFERENCE=1 (with NMT_LIBTORCH=wheel; CI's wheel build sets it, NMT_SETUP_BENCH=1
+# implies it) adds the Python references the equivalence tests compare nmt with: the wheel's
+# Python PyTorch, transformers and safetensors (tests/marian_import.sh: `nmt import` against
+# transformers' generate()), CTranslate2 and SentencePiece (tests/ct2_equivalence.sh), pinned.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -155,7 +159,7 @@ install_torch_wheel() {
   local lib=$TORCH_HOME_DIR/torch/lib/libtorch_cpu.so missing
   missing=$(ldd "$lib" 2>&1 | sed -nE 's/^\s*(\S+) => not found/\1/p' | tr '\n' ' ')
   [[ -z "$missing" ]] || die "$lib cannot load: ${missing}not found; remove $TORCH_HOME_DIR and run set-up again"
-  if [[ "${NMT_SETUP_BENCH:-0}" == 1 ]]; then
+  if [[ "${NMT_SETUP_BENCH:-0}" == 1 || "${NMT_SETUP_REFERENCE:-0}" == 1 ]]; then
     # The Python side of the same wheel (the benchmark's reference): its pure-Python needs, and
     # the CUDA libraries `import torch` loads that the CUDA toolkit lacks (NCCL of the wheel's
     # version, NVSHMEM, cuSPARSELt, cuFile), pinned as the wheel pins them, into a folder of
@@ -192,7 +196,33 @@ install_ctranslate2() {
     echo "setup: WARNING: CTranslate2/SentencePiece not installed; scripts/bench-ct2.sh cannot run" >&2
 }
 
+# The references of the equivalence tests, pinned (the newest on PyPI when they were set). Where
+# they are asked for, failing to install them is an error: the tests would only be skipped.
+TRANSFORMERS_VERSION=5.24.0
+SAFETENSORS_VERSION=0.8.0
+install_reference() {
+  [[ "$LIBTORCH" == wheel ]] || die "NMT_SETUP_REFERENCE=1 needs NMT_LIBTORCH=wheel (transformers needs PyTorch 2.x)"
+  local want="$TRANSFORMERS_VERSION $SAFETENSORS_VERSION $CT2_VERSION $SENTENCEPIECE_VERSION" have
+  have=$("$VENV/bin/python3" -c 'import transformers, safetensors, ctranslate2, sentencepiece as s
+print(transformers.__version__, safetensors.__version__, ctranslate2.__version__, s.__version__)' 2>/dev/null || true)
+  if [[ "$have" == "$want" ]]; then
+    say "transformers $TRANSFORMERS_VERSION, safetensors, CTranslate2 and SentencePiece (Python) present"
+    return
+  fi
+  say "installing transformers $TRANSFORMERS_VERSION, safetensors $SAFETENSORS_VERSION, CTranslate2 $CT2_VERSION and SentencePiece $SENTENCEPIECE_VERSION (Python, for the equivalence tests)"
+  local log
+  log=$(mktemp /tmp/nmt-setup-pip.XXXXXX)
+  venv_pip install -q "transformers==$TRANSFORMERS_VERSION" "safetensors==$SAFETENSORS_VERSION" \
+    "ctranslate2==$CT2_VERSION" "sentencepiece==$SENTENCEPIECE_VERSION" > "$log" 2>&1 ||
+    die "pip could not install the equivalence tests' Python references (network? disk?); pip's messages: $log"
+  rm -f "$log"
+}
+
 install_debian_packages
 [[ "$LIBTORCH" == wheel ]] && install_torch_wheel
-[[ "${NMT_SETUP_BENCH:-0}" == 1 ]] && install_ctranslate2
+if [[ "${NMT_SETUP_REFERENCE:-0}" == 1 ]]; then
+  install_reference
+elif [[ "${NMT_SETUP_BENCH:-0}" == 1 ]]; then
+  install_ctranslate2
+fi
 echo "setup: done (NMT_LIBTORCH=$LIBTORCH)"

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "nmt/data/corpus.h"
+#include "nmt/text/spm_proto.h"
 #include "nmt/text/subword.h"
 #include "nmt/util/error.h"
 #include "nmt/util/io.h"
@@ -339,4 +340,36 @@ TEST_F(SubwordMulti30k, SampleCapIsSeeded) {
   EXPECT_EQ(a, SubwordModel::train_serialized(*joint_, o));
   o.seed = 2;
   EXPECT_NE(a, SubwordModel::train_serialized(*joint_, o));
+}
+
+// nmt import renumbers an imported model's SentencePiece pieces to the imported vocabulary's
+// order (nmt/text/spm_proto.h): the text must segment exactly as before, into the new ids.
+TEST_F(SubwordFixture, ARenumberedModelSegmentsAsTheOriginalIntoTheNewIds) {
+  const std::string bytes = SubwordModel::train_serialized(fixture_sentences(), small_options(100));
+  const SubwordModel original = SubwordModel::load_from_serialized(bytes);
+  const nmt::text::SpmProto proto = nmt::text::parse_spm_proto(bytes, "fixture");
+  ASSERT_EQ(static_cast<int>(proto.pieces.size()), original.vocab_size());
+  // The text pieces reversed, with two pieces the model lacks in between (an imported shared
+  // vocabulary holds the other side's pieces too).
+  std::vector<std::string> vocabulary{"<pad>", "<unk>", "<s>", "</s>", "▁zzqx"};
+  for (int id = original.vocab_size() - 1; id >= 4; --id) vocabulary.push_back(original.pieces({id}).front());
+  vocabulary.push_back("qqz");
+  const SubwordModel renumbered =
+      SubwordModel::load_from_serialized(nmt::text::spm_proto_for_vocabulary(proto, vocabulary), "renumbered");
+  ASSERT_EQ(renumbered.vocab_size(), static_cast<int>(vocabulary.size()));
+  for (const std::string& s : fixture_sentences()) {
+    const auto ids = renumbered.encode(s);
+    EXPECT_EQ(renumbered.pieces(ids), original.pieces(original.encode(s))) << s;
+    EXPECT_EQ(renumbered.decode(ids), original.decode(original.encode(s)));
+    for (int id : ids) EXPECT_NE(vocabulary[static_cast<size_t>(id)], "qqz");  // absent pieces are never produced
+  }
+  EXPECT_EQ(renumbered.encode("zzqx qqz").size(), original.encode("zzqx qqz").size());
+  EXPECT_EQ(renumbered.piece_to_id("qqz"), static_cast<int>(vocabulary.size()) - 1);
+}
+
+TEST(SpmProto, MalformedBytesAreRefusedNamingTheFile) {
+  expect_error<RuntimeError>([] { nmt::text::parse_spm_proto("\x0a\x05" "ab", "m.spm"); },
+                             {"m.spm: not a SentencePiece model (truncated)"});
+  expect_error<RuntimeError>([] { nmt::text::parse_spm_proto("", "m.spm"); }, {"m.spm: not a SentencePiece model (no pieces)"});
+  expect_error<RuntimeError>([] { nmt::text::parse_spm_proto(std::string(12, '\xff'), "m.spm"); }, {"m.spm: not a"});
 }

@@ -12,7 +12,11 @@ using namespace nmt::models;
 
 namespace {
 
-ModelConfig tiny_config(bool pre_norm = false) {
+// Variants: nmt's post-norm and pre-norm, and the options imported Marian models use.
+enum Variant { kPostNorm, kPreNorm, kMarian };
+
+ModelConfig tiny_config(int variant = kPostNorm) {
+  const bool pre_norm = variant == kPreNorm;
   ModelConfig c;
   c.type = "transformer";
   c.src_vocab = c.tgt_vocab = 37;
@@ -24,6 +28,14 @@ ModelConfig tiny_config(bool pre_norm = false) {
   c.dropout = 0.0;
   c.pre_norm = pre_norm;
   c.max_positions = 64;
+  if (variant == kMarian) {
+    c.activation = "swish";
+    c.positions = "concatenated";
+    c.scale_embedding = false;
+    c.output_bias = true;
+    c.shared_vocab = false;
+    c.tie_embeddings = true;
+  }
   return c;
 }
 
@@ -40,7 +52,7 @@ Inputs inputs() {
   return in;
 }
 
-class TransformerTest : public ::testing::TestWithParam<bool> {
+class TransformerTest : public ::testing::TestWithParam<int> {
  protected:
   void SetUp() override {
     torch::manual_seed(7);
@@ -172,8 +184,42 @@ TEST_P(TransformerTest, SaveLoadRoundTripGivesIdenticalOutputs) {
   EXPECT_TRUE(torch::equal(model->forward(in.src, in.src_mask, in.tgt_in), other->forward(in.src, in.src_mask, in.tgt_in)));
 }
 
-INSTANTIATE_TEST_SUITE_P(PostAndPreNorm, TransformerTest, ::testing::Values(false, true),
-                         [](const auto& info) { return info.param ? "PreNorm" : "PostNorm"; });
+INSTANTIATE_TEST_SUITE_P(PostAndPreNormAndMarian, TransformerTest, ::testing::Values(kPostNorm, kPreNorm, kMarian),
+                         [](const auto& info) {
+                           return std::string(info.param == kPreNorm ? "PreNorm" : info.param == kMarian ? "Marian" : "PostNorm");
+                         });
+
+// Imported Marian models (nmt import) put all sines first, then all cosines, with the angles
+// of transformers' MarianSinusoidalPositionalEmbedding: pos / 10000^(2⌊j/2⌋/d).
+TEST(PositionalEncoding, ConcatenatedLayoutIsMariansSinesThenCosines) {
+  const int64_t d = 6, n = 50;
+  PositionalEncoding concatenated(PositionalEncodingOptions(d, n).concatenated(true));
+  PositionalEncoding interleaved(PositionalEncodingOptions(d, n));
+  const auto table = concatenated->forward(n).to(torch::kDouble);
+  for (int64_t pos : {0, 1, 7, 49})
+    for (int64_t j = 0; j < d; ++j) {
+      const int64_t k = j < d / 2 ? 2 * j : 2 * (j - d / 2) + 1;  // the angle's index in the interleaved layout
+      const double angle = static_cast<double>(pos) / std::pow(10000.0, 2.0 * static_cast<double>(k / 2) / d);
+      EXPECT_NEAR(table[pos][j].item<double>(), j < d / 2 ? std::sin(angle) : std::cos(angle), 1e-7) << pos << " " << j;
+      EXPECT_NEAR(interleaved->forward(n)[pos][k].item<double>(), table[pos][j].item<double>(), 1e-5);
+    }
+}
+
+TEST(FeedForward, ActivationsAreTheNamedFunctions) {
+  torch::manual_seed(3);
+  auto x = torch::randn({2, 3, 8});
+  for (const char* name : {"relu", "swish", "gelu"}) {
+    FeedForward ffn(FeedForwardOptions(8, 16).activation(name));
+    torch::NoGradGuard no_grad;
+    auto params = ffn->named_parameters();
+    auto h = torch::nn::functional::linear(x, params["fc1.weight"], params["fc1.bias"]);
+    const std::string n = name;
+    h = n == "relu" ? h.clamp_min(0) : n == "swish" ? h * torch::sigmoid(h) : 0.5 * h * (1 + torch::erf(h / std::sqrt(2.0)));
+    auto expected = torch::nn::functional::linear(h, params["fc2.weight"], params["fc2.bias"]);
+    EXPECT_TRUE(torch::allclose(ffn->forward(x), expected, 1e-5, 1e-6)) << name;
+  }
+  EXPECT_THROW(FeedForward(FeedForwardOptions(8, 16).activation("tanh")), c10::Error);
+}
 
 // The decoding kernel computes what the matmul/softmax formula computes, for the layouts the
 // model passes it: q a strided view, a mask broadcast over heads and queries, several
@@ -209,11 +255,19 @@ TEST(SmallQueryAttention, MatchesTheMatmulSoftmaxFormula) {
 }
 
 TEST(TransformerConfig, TiedEmbeddingsAreOneParameter) {
-  auto model = std::make_shared<TransformerImpl>(tiny_config());
+  for (int variant : {kPostNorm, kMarian}) {  // a joint vocabulary; separate ones tied (imported Marian)
+    auto model = std::make_shared<TransformerImpl>(tiny_config(variant));
+    int64_t tables = 0;
+    for (const auto& p : model->named_parameters())
+      if (p.value().sizes() == std::vector<int64_t>{37, 16}) ++tables;
+    EXPECT_EQ(tables, 1);  // source, target and output share one matrix, registered once
+  }
+  auto untied = tiny_config(kMarian);
+  untied.tie_embeddings = false;
   int64_t tables = 0;
-  for (const auto& p : model->named_parameters())
+  for (const auto& p : std::make_shared<TransformerImpl>(untied)->named_parameters())
     if (p.value().sizes() == std::vector<int64_t>{37, 16}) ++tables;
-  EXPECT_EQ(tables, 1);  // source, target and output share one matrix, registered once
+  EXPECT_EQ(tables, 2);
 }
 
 TEST(TransformerConfig, LoadingWeightsOfAnotherShapeIsAClearError) {

@@ -26,6 +26,10 @@ std::vector<OptionSpec<ModelConfig>> make_specs() {
              "source, its own embedding",
              &M::shared_vocab),
       option("tie_output", "", g, "Output projection shares the target embedding", &M::tie_output),
+      option("tie_embeddings", "", g,
+             "With separate subword models whose ids mean the same pieces (imported Marian models): one embedding "
+             "table for both sides",
+             &M::tie_embeddings),
       option("d_model", "--d-model", g, "Transformer width", &M::d_model),
       option("heads", "--heads", g, "Attention heads", &M::heads),
       option("ffn", "--ffn", g, "Feed-forward inner size", &M::ffn),
@@ -37,6 +41,19 @@ std::vector<OptionSpec<ModelConfig>> make_specs() {
       option("activation_dropout", "--activation-dropout", g, "Dropout inside the feed-forward block",
              &M::activation_dropout),
       option("max_positions", "--max-positions", g, "Longest sequence in subwords", &M::max_positions),
+      option("activation", "--activation", g, "Transformer feed-forward activation: relu, swish (SiLU) or gelu",
+             &M::activation)
+          .one_of({"relu", "swish", "gelu"}),
+      option("positions", "--positions", g,
+             "Sinusoidal positions: interleaved (sin and cos alternate, nmt's) or concatenated (all sines, then all "
+             "cosines: Marian's and fairseq's layout)",
+             &M::positions)
+          .one_of({"interleaved", "concatenated"}),
+      option("scale_embedding", "--scale-embedding", g, "Transformer: token embeddings multiplied by the square root of "
+             "--d-model (true/false)",
+             &M::scale_embedding),
+      option("output_bias", "--output-bias", g, "Transformer: a learned bias on the output logits (true/false)",
+             &M::output_bias),
       option("embedding", "--embedding", g, "GRU: embedding size", &M::embedding),
       option("hidden", "--hidden", g, "GRU: hidden size", &M::hidden),
       option("rnn_layers", "--rnn-layers", g, "GRU: layers", &M::rnn_layers),
@@ -76,6 +93,9 @@ void ModelConfig::validate(const std::function<std::string(const std::string&)>&
     if (shared_vocab && src_vocab != tgt_vocab)
       throw RuntimeError(fmt::format("{} is true but {} ({}) and {} ({}) differ", name("shared_vocab"), name("src_vocab"),
                                      src_vocab, name("tgt_vocab"), tgt_vocab));
+    if (tie_embeddings && src_vocab != tgt_vocab)
+      throw RuntimeError(fmt::format("{} is true but {} ({}) and {} ({}) differ", name("tie_embeddings"),
+                                     name("src_vocab"), src_vocab, name("tgt_vocab"), tgt_vocab));
   }
   checks.probability("dropout", dropout);
   // Rough weight count (embeddings + layers + tables), so sizes each within bounds cannot

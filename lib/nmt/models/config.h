@@ -15,6 +15,9 @@ struct ModelConfig {
   int64_t tgt_vocab = 0;
   bool shared_vocab = true;  // joint subword model: tie source/target/output embeddings
   bool tie_output = true;    // output projection shares the target embedding
+  // Separate subword models (shared_vocab false) whose ids mean the same pieces, as imported
+  // Marian models have (source.spm and target.spm over one vocab.json): one embedding table.
+  bool tie_embeddings = false;
 
   // Transformer
   int64_t d_model = 256;
@@ -27,6 +30,11 @@ struct ModelConfig {
   double attention_dropout = 0.0;
   double activation_dropout = 0.0;
   int64_t max_positions = 1024;
+  // What imported models (nmt import) need; the defaults are nmt's own Transformer.
+  std::string activation = "relu";         // feed-forward: "relu", "swish" (SiLU) or "gelu" (erf)
+  std::string positions = "interleaved";    // sinusoids: "interleaved" sin/cos, or "concatenated" (all sines, then cosines: Marian, fairseq)
+  bool scale_embedding = true;              // token embeddings × √d_model
+  bool output_bias = false;                 // a bias on the output logits (Marian's final_logits_bias)
 
   // GRU + Bahdanau attention
   int64_t embedding = 256;

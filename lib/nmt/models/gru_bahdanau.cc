@@ -159,7 +159,7 @@ GruBahdanauImpl::GruBahdanauImpl(const ModelConfig& config) : config_(config) {
     table->weight[kPadId].zero_();
     return table;
   };
-  const bool shared = config.shared_vocab && config.src_vocab == config.tgt_vocab;
+  const bool shared = (config.shared_vocab || config.tie_embeddings) && config.src_vocab == config.tgt_vocab;
   // Registered once here (and only once when shared): parameters() does not deduplicate.
   src_table_ = register_module("src_embedding", make_table(config.src_vocab));
   tgt_table_ = shared ? src_table_ : register_module("tgt_embedding", make_table(config.tgt_vocab));

@@ -143,10 +143,18 @@ FeedForwardImpl::FeedForwardImpl(FeedForwardOptions options_) : options(options_
   dropout_ = register_module("dropout", torch::nn::Dropout(options.dropout()));
   init_linear(fc1_);
   init_linear(fc2_);
+  if (options.activation() == "swish") activation_ = Activation::kSwish;
+  else if (options.activation() == "gelu") activation_ = Activation::kGelu;
+  else TORCH_CHECK(options.activation() == "relu", "unknown activation '", options.activation(), "'");
 }
 
 torch::Tensor FeedForwardImpl::forward(const torch::Tensor& x) {
-  auto h = torch::relu(fc1_(x));
+  auto h = fc1_(x);
+  switch (activation_) {
+    case Activation::kRelu: h = torch::relu(h); break;
+    case Activation::kSwish: h = torch::silu(h); break;
+    case Activation::kGelu: h = torch::gelu(h); break;
+  }
   if (options.dropout() > 0 && is_training()) h = dropout_(h);
   return fc2_(h);
 }
@@ -154,6 +162,19 @@ torch::Tensor FeedForwardImpl::forward(const torch::Tensor& x) {
 // ---------------------------------------------------------------------------------------
 PositionalEncodingImpl::PositionalEncodingImpl(PositionalEncodingOptions options_) : options(options_) {
   const int64_t d = options.d_model(), n = options.max_len();
+  if (options.concatenated()) {
+    // angle(pos, j) = pos / 10000^(2⌊j/2⌋/d); sines of the even j, then cosines of the odd j.
+    auto position = torch::arange(n, torch::kDouble).unsqueeze(1);
+    auto j = torch::arange(d, torch::kDouble);
+    auto angle = position / torch::pow(10000.0, 2 * torch::floor(j / 2) / static_cast<double>(d));
+    using torch::indexing::Slice;
+    table_ = torch::cat({torch::sin(angle.index({Slice(), Slice(0, torch::indexing::None, 2)})),
+                         torch::cos(angle.index({Slice(), Slice(1, torch::indexing::None, 2)}))},
+                        1)
+                 .to(torch::kFloat)
+                 .contiguous();
+    return;
+  }
   auto position = torch::arange(n, torch::kFloat).unsqueeze(1);
   auto div = torch::exp(torch::arange(0, d, 2, torch::kFloat) * (-std::log(10000.0) / static_cast<double>(d)));
   table_ = torch::zeros({n, d});
@@ -176,7 +197,8 @@ EncoderLayerImpl::EncoderLayerImpl(TransformerLayerOptions options_) : options(o
       "self_attn", MultiHeadAttention(MultiHeadAttentionOptions(options.d_model(), options.heads())
                                           .dropout(options.attention_dropout())));
   ffn_ = register_module("ffn", FeedForward(FeedForwardOptions(options.d_model(), options.ffn())
-                                                .dropout(options.activation_dropout())));
+                                                .dropout(options.activation_dropout())
+                                                .activation(options.activation())));
   norm1_ = register_module("norm1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({options.d_model()})));
   norm2_ = register_module("norm2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({options.d_model()})));
   dropout_ = register_module("dropout", torch::nn::Dropout(options.dropout()));
@@ -200,7 +222,8 @@ DecoderLayerImpl::DecoderLayerImpl(TransformerLayerOptions options_) : options(o
   self_attn_ = register_module("self_attn", MultiHeadAttention(mha));
   cross_attn_ = register_module("cross_attn", MultiHeadAttention(mha.self_attention(false)));
   ffn_ = register_module("ffn", FeedForward(FeedForwardOptions(options.d_model(), options.ffn())
-                                                .dropout(options.activation_dropout())));
+                                                .dropout(options.activation_dropout())
+                                                .activation(options.activation())));
   norm1_ = register_module("norm1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({options.d_model()})));
   norm2_ = register_module("norm2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({options.d_model()})));
   norm3_ = register_module("norm3", torch::nn::LayerNorm(torch::nn::LayerNormOptions({options.d_model()})));
@@ -242,20 +265,20 @@ torch::Tensor DecoderLayerImpl::step(const torch::Tensor& x, DecoderLayerState& 
 }
 
 // ---------------------------------------------------------------------------------------
-EmbeddingsImpl::EmbeddingsImpl(torch::nn::Embedding table_, PositionalEncoding positions, double dropout)
+EmbeddingsImpl::EmbeddingsImpl(torch::nn::Embedding table_, PositionalEncoding positions, double dropout, bool scale)
     : table(table_), positions_(positions) {
   // The table is registered by the owning model, not here: with tied vocabularies it is
   // shared, and LibTorch's parameters() does not deduplicate, so registering it twice would
   // make the optimizer step the same weight twice.
   register_module("positions", positions_);
   dropout_ = register_module("dropout", torch::nn::Dropout(dropout));
-  scale_ = std::sqrt(static_cast<double>(table->options.embedding_dim()));
+  scale_ = scale ? std::sqrt(static_cast<double>(table->options.embedding_dim())) : 1.0;
 }
 
 torch::Tensor EmbeddingsImpl::forward(const torch::Tensor& tokens, int64_t offset) {
   auto pe = positions_(tokens.size(1), offset);
   if (pe.device() != tokens.device()) pe = pe.to(tokens.device());
-  return dropout_(table(tokens) * scale_ + pe);
+  return dropout_((scale_ == 1.0 ? table(tokens) : table(tokens) * scale_) + pe);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -265,7 +288,8 @@ TransformerLayerOptions layer_options(const ModelConfig& c) {
       .dropout(c.dropout)
       .attention_dropout(c.attention_dropout)
       .activation_dropout(c.activation_dropout)
-      .pre_norm(c.pre_norm);
+      .pre_norm(c.pre_norm)
+      .activation(c.activation);
 }
 }  // namespace
 
@@ -358,15 +382,22 @@ TransformerImpl::TransformerImpl(const ModelConfig& config) : config_(config) {
     table->weight[kPadId].zero_();
     return table;
   };
-  const bool shared = config.shared_vocab && config.src_vocab == config.tgt_vocab;
+  const bool shared = (config.shared_vocab || config.tie_embeddings) && config.src_vocab == config.tgt_vocab;
   src_table_ = register_module("src_embedding", make_table(config.src_vocab));
   tgt_table_ = shared ? src_table_ : register_module("tgt_embedding", make_table(config.tgt_vocab));
-  auto positions = PositionalEncoding(PositionalEncodingOptions(config.d_model, config.max_positions));
-  encoder_ = register_module("encoder", Encoder(config, Embeddings(src_table_, positions, config.dropout)));
-  decoder_ = register_module("decoder", Decoder(config, Embeddings(tgt_table_, positions, config.dropout)));
+  auto positions = PositionalEncoding(PositionalEncodingOptions(config.d_model, config.max_positions)
+                                          .concatenated(config.positions == "concatenated"));
+  encoder_ = register_module(
+      "encoder", Encoder(config, Embeddings(src_table_, positions, config.dropout, config.scale_embedding)));
+  decoder_ = register_module(
+      "decoder", Decoder(config, Embeddings(tgt_table_, positions, config.dropout, config.scale_embedding)));
   if (!config.tie_output) {
-    output_ = register_module("output", QuantizableLinear(torch::nn::LinearOptions(config.d_model, config.tgt_vocab).bias(false)));
+    output_ = register_module(
+        "output", QuantizableLinear(torch::nn::LinearOptions(config.d_model, config.tgt_vocab).bias(config.output_bias)));
     torch::nn::init::xavier_uniform_(output_->weight);
+    if (config.output_bias) torch::nn::init::zeros_(output_->bias);
+  } else if (config.output_bias) {
+    output_bias_ = register_parameter("output_bias", torch::zeros({config.tgt_vocab}));
   }
 }
 
@@ -381,8 +412,10 @@ void TransformerImpl::quantize_tied_output() {
 
 torch::Tensor TransformerImpl::project(const torch::Tensor& hidden) {
   // The int8 copy on the CPU only: it is not registered, so it does not follow the model to CUDA.
-  if (tied_output_ && !is_training() && hidden.device().is_cpu()) return tied_output_(hidden);
-  return config_.tie_output ? F::linear(hidden, tgt_table_->weight) : output_(hidden);
+  if (!config_.tie_output) return output_(hidden);
+  auto logits = tied_output_ && !is_training() && hidden.device().is_cpu() ? tied_output_(hidden)
+                                                                            : F::linear(hidden, tgt_table_->weight);
+  return output_bias_.defined() ? logits + output_bias_ : logits;
 }
 
 torch::Tensor TransformerImpl::forward(const torch::Tensor& src, const torch::Tensor& src_mask,

@@ -78,9 +78,10 @@ struct FeedForwardOptions {
   TORCH_ARG(int64_t, d_model);
   TORCH_ARG(int64_t, hidden);
   TORCH_ARG(double, dropout) = 0.0;  // on the hidden activations
+  TORCH_ARG(std::string, activation) = "relu";  // "relu", "swish" (SiLU) or "gelu" (erf, exact)
 };
 
-// Position-wise feed-forward network: Linear → ReLU → dropout → Linear.
+// Position-wise feed-forward network: Linear → activation → dropout → Linear.
 class FeedForwardImpl : public torch::nn::Module {
  public:
   explicit FeedForwardImpl(FeedForwardOptions options);
@@ -88,6 +89,8 @@ class FeedForwardImpl : public torch::nn::Module {
   FeedForwardOptions options;
 
  private:
+  enum class Activation { kRelu, kSwish, kGelu };
+  Activation activation_ = Activation::kRelu;
   QuantizableLinear fc1_{nullptr}, fc2_{nullptr};
   torch::nn::Dropout dropout_{nullptr};
 };
@@ -97,6 +100,10 @@ struct PositionalEncodingOptions {
   PositionalEncodingOptions(int64_t d_model, int64_t max_len) : d_model_(d_model), max_len_(max_len) {}
   TORCH_ARG(int64_t, d_model);
   TORCH_ARG(int64_t, max_len);
+  // Where the cosines go: interleaved with the sines (nmt's layout), or all sines first and then
+  // all cosines ("concatenated": Marian's and transformers' MarianMTModel's, computed in double
+  // and rounded once, as theirs is).
+  TORCH_ARG(bool, concatenated) = false;
 };
 
 // Sinusoidal positions (a buffer computed once, never per step).
@@ -121,6 +128,7 @@ struct TransformerLayerOptions {
   TORCH_ARG(double, attention_dropout) = 0.0;
   TORCH_ARG(double, activation_dropout) = 0.0;
   TORCH_ARG(bool, pre_norm) = false;
+  TORCH_ARG(std::string, activation) = "relu";
 };
 
 class EncoderLayerImpl : public torch::nn::Module {
@@ -170,10 +178,10 @@ class DecoderLayerImpl : public torch::nn::Module {
 };
 TORCH_MODULE(DecoderLayer);
 
-// Token embedding × √d_model + sinusoidal positions, then dropout.
+// Token embedding × √d_model (× 1 without `scale`) + sinusoidal positions, then dropout.
 class EmbeddingsImpl : public torch::nn::Module {
  public:
-  EmbeddingsImpl(torch::nn::Embedding table, PositionalEncoding positions, double dropout);
+  EmbeddingsImpl(torch::nn::Embedding table, PositionalEncoding positions, double dropout, bool scale = true);
   torch::Tensor forward(const torch::Tensor& tokens, int64_t offset = 0);
   torch::nn::Embedding table{nullptr};
 
@@ -241,6 +249,7 @@ class TransformerImpl : public Seq2SeqModelImpl {
   Encoder encoder_{nullptr};
   Decoder decoder_{nullptr};
   QuantizableLinear output_{nullptr};  // only when the output is not tied
+  torch::Tensor output_bias_;          // [tgt_vocab] with config.output_bias and a tied output
   QuantizableLinear tied_output_{nullptr};  // the int8 copy of a tied output (not registered)
   struct LayerEntryNames {
     std::string cross_keys, cross_values, self_projections;

@@ -105,6 +105,18 @@ bool claim_out_dir(const fs::path& out, const TrainOptions& o, const CheckpointM
   return false;
 }
 
+void adopt_init_architecture(TrainOptions& o) {
+  const fs::path path = fs::path(o.init_from) / models::kConfigFile;
+  if (o.init_from.empty() || !fs::is_regular_file(path)) return;
+  try {
+    const nlohmann::json saved = json_read::parse(read_small_file(path.string(), kMaxJsonBytes), path.string());
+    o.model = models::ModelConfig::from_json(json_read::object(saved, "model"));
+    o.separate_vocab = !o.model.shared_vocab;
+  } catch (const RuntimeError&) {
+    // check_init_from reports it, naming the file.
+  }
+}
+
 void check_init_from(const TrainOptions& o) {
   const fs::path dir(o.init_from);
   for (const char* f : {models::kConfigFile, models::kWeightsFile})  // the subword files once the layout is known

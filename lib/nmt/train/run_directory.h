@@ -17,5 +17,9 @@ bool claim_out_dir(const std::filesystem::path& out, const TrainOptions& o, cons
 // sizes aside: they come from DIR's subword models, which this run takes; joint or separate
 // vocabularies must match, as the embeddings do). Checked before any work.
 void check_init_from(const TrainOptions& o);
+// With --init-from DIR: DIR's architecture (config.json's "model", and --separate-vocab as its
+// subword files are) in `o`, for the options given on the command line to override; nothing
+// when DIR has no readable config.json (check_init_from then says what is wrong).
+void adopt_init_architecture(TrainOptions& o);
 
 }  // namespace nmt::train

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# ctest: `nmt import` of Hugging Face MarianMTModels (the OPUS-MT format) translates as
+# transformers' generate() does, token for token. Small random models of several configurations
+# (scripts/marian_reference.py: tied and untied embeddings, depths, activations, a config saying
+# normalize_before, safetensors and pytorch_model.bin, a SentencePiece pair trained on Multi30k,
+# random weights trained a few hundred steps so that outputs vary)
+# are saved by transformers, imported, and decode 200 Multi30k sentences greedily and with
+# beam 5 in both; every output must be the same pieces, and greedy log-probabilities agree to
+# 1e-4. Then what nmt adds works on an import: an ensemble of a model with itself translates as
+# the model, `nmt quantize` and --int8 run, and CTranslate2 (where installed) translates the
+# export of an import as nmt does. Skipped (77) without Multi30k or without Python torch, transformers and sentencepiece
+# (installed for the wheel build by scripts/setup.sh with NMT_SETUP_REFERENCE=1, as CI does).
+#   tests/marian_import.sh NMT_BINARY SOURCE_DIR
+set -euo pipefail
+nmt=$1 root=$2
+data=${NMT_DATA:-$root/../shared/data}/multi30k
+[[ -f $data/train.en && -f $data/val.en ]] || { echo "skipped: no Multi30k under $data"; exit 77; }
+py=$(bash "$root/scripts/nmt-python.sh")
+# Where set-up installed the references (CI's wheel build: NMT_REQUIRE_REFERENCE=1), their absence fails.
+missing=77
+[[ ${NMT_REQUIRE_REFERENCE:-0} == 1 ]] && missing=1
+if ! "$py" -c 'import torch' 2>/dev/null; then
+  home=$(bash "$root/scripts/torch-home.sh")
+  export PYTHONPATH="$home:$home-cuda-deps${PYTHONPATH:+:$PYTHONPATH}"
+fi
+"$py" -c 'import torch, transformers, sentencepiece, safetensors' 2>/dev/null ||
+  { echo "$([[ $missing == 1 ]] && echo "failed (NMT_REQUIRE_REFERENCE=1)" || echo skipped): $py cannot import torch, transformers, sentencepiece and safetensors (NMT_SETUP_REFERENCE=1 scripts/setup.sh)"; exit "$missing"; }
+export NMT_DATA=${NMT_DATA:-$root/../shared/data}
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+head -n 200 "$data/val.en" > "$work/input.en"
+ref=$root/scripts/marian_reference.py
+max=40
+status=0
+for spec in "tied safetensors" "untied bin" "relu-prenorm-flag safetensors"; do
+  read -r variant format <<< "$spec"
+  "$py" "$ref" make "$work/$variant" --variant "$variant" --spm-dir "$work/spm" --format "$format" > /dev/null
+  "$nmt" import -q "$work/$variant" -o "$work/$variant-nmt"
+  for mode in greedy beam; do
+    beam=1
+    [[ $mode == beam ]] && beam=5
+    "$py" "$ref" generate "$work/$variant" "$work/input.en" --mode "$mode" --beam "$beam" --max-new-tokens "$max" \
+      --length-penalty 0.0 > "$work/$variant.$mode.hf.jsonl"
+    "$nmt" translate -m "$work/$variant-nmt" --beam "$beam" --length-penalty none --max-len-a 0 --max-len-b "$max" \
+      --json --threads 1 < "$work/input.en" > "$work/$variant.$mode.nmt.jsonl"
+    greedy=()
+    [[ $mode == greedy ]] && greedy=(--greedy)
+    "$py" "$ref" compare "$work/$variant.$mode.hf.jsonl" "$work/$variant.$mode.nmt.jsonl" --label "$variant ($format) $mode" \
+      "${greedy[@]}" --log-prob-tolerance 1e-4 --max-new-tokens "$max" || status=1
+  done
+done
+# Downstream, on the tied import.
+m=$work/tied-nmt
+"$nmt" translate -m "$m" -q --threads 1 < "$work/input.en" > "$work/single.txt"
+"$nmt" translate -m "$m" -m "$m" -q --threads 1 < "$work/input.en" > "$work/ensemble.txt"
+cmp -s "$work/single.txt" "$work/ensemble.txt" || { echo "FAIL: an ensemble of the import with itself differs from it"; status=1; }
+"$nmt" quantize -q "$m" -o "$work/tied-int8"
+"$nmt" translate -m "$work/tied-int8" -q --threads 1 < "$work/input.en" > "$work/int8.txt"
+[[ $(grep -c . "$work/int8.txt") -ge 190 ]] || { echo "FAIL: the int8 import left lines empty"; status=1; }
+if "$py" -c 'import ctranslate2' 2>/dev/null; then
+  "$py" "$root/scripts/nmt_to_ctranslate2.py" "$m" -o "$work/tied-ct2" 2>/dev/null
+  head -n 200 "$data/val.fr" > "$work/ref.fr"
+  "$py" "$root/scripts/ct2_check.py" --model "$m" --ct2 "$work/tied-ct2" --src "$work/input.en" --ref "$work/ref.fr" \
+    --out "$work/ct2-check" --nmt "$nmt" --threads 1 --min-equal 1 --max-bleu-gap 0 > "$work/ct2-check.log" 2>&1 ||
+    { echo "FAIL: CTranslate2 translates the exported import otherwise:"; tail -n 20 "$work/ct2-check.log"; status=1; }
+fi
+exit $status
