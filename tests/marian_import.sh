@@ -50,6 +50,14 @@ for spec in "tied safetensors" "untied bin" "relu-prenorm-flag safetensors"; do
       "${greedy[@]}" --log-prob-tolerance 1e-4 --max-new-tokens "$max" || status=1
   done
 done
+# A truncated pytorch_model.bin: one line naming it, exit 1, nothing written.
+head -c 100000 "$work/untied/pytorch_model.bin" > "$work/untied/pytorch_model.bin.part"
+mv "$work/untied/pytorch_model.bin.part" "$work/untied/pytorch_model.bin"
+if "$nmt" import -q "$work/untied" -o "$work/truncated" 2> "$work/truncated.err" || [[ -e $work/truncated ]] ||
+   ! grep -q "untied/pytorch_model.bin: " "$work/truncated.err" || [[ $(wc -l < "$work/truncated.err") != 1 ]]; then
+  echo "FAIL: a truncated pytorch_model.bin:"; cat "$work/truncated.err"; status=1
+fi
+
 # Downstream, on the tied import.
 m=$work/tied-nmt
 "$nmt" translate -m "$m" -q --threads 1 < "$work/input.en" > "$work/single.txt"

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "nmt/models/torch_pickle.h"
 #include "nmt/util/error.h"
 #include "nmt/util/io.h"
 
@@ -60,24 +61,6 @@ std::map<std::string, torch::Tensor> read_safetensors(const std::string& path) {
   return out;
 }
 
-std::map<std::string, torch::Tensor> read_torch_state_dict(const std::string& path) {
-  const std::string bytes = read_file(path);
-  torch::IValue value;
-  try {
-    value = torch::pickle_load(std::vector<char>(bytes.begin(), bytes.end()));
-  } catch (const c10::Error& e) {
-    const std::string what = e.what_without_backtrace();
-    throw RuntimeError(fmt::format("{}: not a readable torch.save file ({})", path, what.substr(0, what.find('\n'))));
-  }
-  if (!value.isGenericDict()) throw RuntimeError(fmt::format("{}: not a state dict (a dict of tensors)", path));
-  std::map<std::string, torch::Tensor> out;
-  for (const auto& item : value.toGenericDict()) {
-    if (!item.key().isString() || !item.value().isTensor()) continue;
-    out.emplace(item.key().toStringRef(), item.value().toTensor().to(torch::kFloat).contiguous());
-  }
-  return out;
-}
-
 std::map<std::string, torch::Tensor> read_hf_weights(const std::string& dir, std::string* file) {
   const fs::path safetensors = fs::path(dir) / "model.safetensors", bin = fs::path(dir) / "pytorch_model.bin";
   if (fs::exists(safetensors)) {
@@ -86,7 +69,7 @@ std::map<std::string, torch::Tensor> read_hf_weights(const std::string& dir, std
   }
   if (fs::exists(bin)) {
     *file = bin.string();
-    return read_torch_state_dict(*file);
+    return read_torch_save_file(*file);
   }
   if (fs::exists(fs::path(dir) / "model.safetensors.index.json"))
     throw RuntimeError(fmt::format("{}: weights sharded over several files; nmt import reads one model.safetensors", dir));

@@ -11,8 +11,6 @@ namespace nmt::models {
 // Every tensor of `path` as float32 on the CPU. A truncated file, a header that is not JSON, an
 // offset outside the file or a dtype other than F32/F16/BF16 → RuntimeError naming the file.
 std::map<std::string, torch::Tensor> read_safetensors(const std::string& path);
-// The same for a state dict saved by torch.save (a dict of tensors).
-std::map<std::string, torch::Tensor> read_torch_state_dict(const std::string& path);
 // DIR/model.safetensors, else DIR/pytorch_model.bin; *file receives the path read.
 std::map<std::string, torch::Tensor> read_hf_weights(const std::string& dir, std::string* file);
 
