@@ -3,22 +3,14 @@
 # exactly as in nmt (greedy, nmt's length rule), post-norm with tied output and pre-norm with
 # two layers each side. Models: transformer-tiny trained 30 updates on 2,000 Multi30k pairs
 # (seconds). Skipped (77) without Multi30k or without Python ctranslate2, sentencepiece and
-# torch (installed by NMT_SETUP_BENCH=1 scripts/setup.sh, not by the default test setup).
+# torch (installed by NMT_SETUP_REFERENCE=1 scripts/setup.sh, as CI's wheel build does).
 #   tests/ct2_equivalence.sh NMT_BINARY SOURCE_DIR
 set -euo pipefail
 nmt=$1 root=$2
 data=${NMT_DATA:-$root/../shared/data}/multi30k
 [[ -f $data/train.en && -f $data/test_2016_flickr.en ]] || { echo "skipped: no Multi30k under $data"; exit 77; }
-py=$(bash "$root/scripts/nmt-python.sh")
-# Where set-up installed the references (CI's wheel build: NMT_REQUIRE_REFERENCE=1), their absence fails.
-missing=77
-[[ ${NMT_REQUIRE_REFERENCE:-0} == 1 ]] && missing=1
-if ! "$py" -c 'import torch' 2>/dev/null; then
-  home=$(bash "$root/scripts/torch-home.sh")
-  export PYTHONPATH="$home:$home-cuda-deps${PYTHONPATH:+:$PYTHONPATH}"
-fi
-"$py" -c 'import torch, ctranslate2, sentencepiece' 2>/dev/null ||
-  { echo "$([[ $missing == 1 ]] && echo "failed (NMT_REQUIRE_REFERENCE=1)" || echo skipped): $py cannot import torch, ctranslate2 and sentencepiece (NMT_SETUP_BENCH=1 scripts/setup.sh)"; exit "$missing"; }
+source "$root/tests/reference_python.sh"
+require_python_modules "torch ctranslate2 sentencepiece"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -7,24 +7,18 @@
 # are saved by transformers, imported, and decode 200 Multi30k sentences greedily and with
 # beam 5 in both; every output must be the same pieces, and greedy log-probabilities agree to
 # 1e-4. Then what nmt adds works on an import: an ensemble of a model with itself translates as
-# the model, `nmt quantize` and --int8 run, and CTranslate2 (where installed) translates the
-# export of an import as nmt does. Skipped (77) without Multi30k or without Python torch, transformers and sentencepiece
-# (installed for the wheel build by scripts/setup.sh with NMT_SETUP_REFERENCE=1, as CI does).
+# the model, `nmt serve` answers as `nmt translate`, `nmt quantize` and --int8 run, and
+# CTranslate2 translates the export of an import as nmt does; a truncated pytorch_model.bin is
+# refused. Skipped (77) without Multi30k or without Python torch, transformers, sentencepiece and
+# safetensors (NMT_SETUP_REFERENCE=1 scripts/setup.sh installs them, as CI's wheel build does,
+# where their absence is a failure).
 #   tests/marian_import.sh NMT_BINARY SOURCE_DIR
 set -euo pipefail
 nmt=$1 root=$2
 data=${NMT_DATA:-$root/../shared/data}/multi30k
 [[ -f $data/train.en && -f $data/val.en ]] || { echo "skipped: no Multi30k under $data"; exit 77; }
-py=$(bash "$root/scripts/nmt-python.sh")
-# Where set-up installed the references (CI's wheel build: NMT_REQUIRE_REFERENCE=1), their absence fails.
-missing=77
-[[ ${NMT_REQUIRE_REFERENCE:-0} == 1 ]] && missing=1
-if ! "$py" -c 'import torch' 2>/dev/null; then
-  home=$(bash "$root/scripts/torch-home.sh")
-  export PYTHONPATH="$home:$home-cuda-deps${PYTHONPATH:+:$PYTHONPATH}"
-fi
-"$py" -c 'import torch, transformers, sentencepiece, safetensors' 2>/dev/null ||
-  { echo "$([[ $missing == 1 ]] && echo "failed (NMT_REQUIRE_REFERENCE=1)" || echo skipped): $py cannot import torch, transformers, sentencepiece and safetensors (NMT_SETUP_REFERENCE=1 scripts/setup.sh)"; exit "$missing"; }
+source "$root/tests/reference_python.sh"
+require_python_modules "torch transformers sentencepiece safetensors"
 export NMT_DATA=${NMT_DATA:-$root/../shared/data}
 
 work=$(mktemp -d)
@@ -63,6 +57,22 @@ m=$work/tied-nmt
 "$nmt" translate -m "$m" -q --threads 1 < "$work/input.en" > "$work/single.txt"
 "$nmt" translate -m "$m" -m "$m" -q --threads 1 < "$work/input.en" > "$work/ensemble.txt"
 cmp -s "$work/single.txt" "$work/ensemble.txt" || { echo "FAIL: an ensemble of the import with itself differs from it"; status=1; }
+# nmt serve answers as nmt translate does.
+"$nmt" serve -m "$m" --port 0 --threads 1 2> "$work/serve.log" &
+server=$!
+port=""
+for _ in $(seq 1 600); do
+  port=$(sed -nE 's|.*listening on http://127\.0\.0\.1:([0-9]+).*|\1|p' "$work/serve.log" | head -n 1)
+  [[ -n $port ]] && break
+  sleep 0.1
+done
+head -n 5 "$work/input.en" > "$work/five.en"
+answer=$("$py" -c 'import json, sys; print(json.dumps({"text": open(sys.argv[1]).read().splitlines()}))' "$work/five.en" |
+  curl -s --max-time 60 "localhost:${port:-1}/translate" -d @- || true)
+kill "$server" 2> /dev/null || true
+wait "$server" 2> /dev/null || true
+"$py" -c 'import json, sys; print("\n".join(json.loads(sys.argv[1])["translation"]))' "$answer" > "$work/served.txt" 2> /dev/null || true
+head -n 5 "$work/single.txt" | cmp -s - "$work/served.txt" || { echo "FAIL: nmt serve answers otherwise than nmt translate: $answer"; status=1; }
 "$nmt" quantize -q "$m" -o "$work/tied-int8"
 "$nmt" translate -m "$work/tied-int8" -q --threads 1 < "$work/input.en" > "$work/int8.txt"
 [[ $(grep -c . "$work/int8.txt") -ge 190 ]] || { echo "FAIL: the int8 import left lines empty"; status=1; }

@@ -234,27 +234,30 @@ std::map<std::string, torch::Tensor> map_weights(const WeightSource& w, const Ma
     out[to + ".weight"] = w.get(from + ".weight", {d});
     out[to + ".bias"] = w.get(from + ".bias", {d});
   };
+  // Marian's names and nmt's share each layer's prefix ("encoder.layers.N.", "decoder.layers.N.").
+  auto self_attention = [&](const std::string& p) {
+    fused(p + "self_attn.qkv_proj", p + "self_attn", {"q_proj", "k_proj", "v_proj"});
+    linear(p + "self_attn.out_proj", p + "self_attn.out_proj", d, d);
+    norm_of(p + "norm1", p + "self_attn_layer_norm");
+  };
+  auto feed_forward = [&](const std::string& p, const char* norm) {
+    linear(p + "ffn.fc1", p + "fc1", f, d);
+    linear(p + "ffn.fc2", p + "fc2", d, f);
+    norm_of(p + norm, p + "final_layer_norm");
+  };
   for (int64_t i = 0; i < c.encoder_layers; ++i) {
-    const std::string to = fmt::format("encoder.layers.{}.", i), from = fmt::format("encoder.layers.{}.", i);
-    fused(to + "self_attn.qkv_proj", from + "self_attn", {"q_proj", "k_proj", "v_proj"});
-    linear(to + "self_attn.out_proj", from + "self_attn.out_proj", d, d);
-    norm_of(to + "norm1", from + "self_attn_layer_norm");
-    linear(to + "ffn.fc1", from + "fc1", f, d);
-    linear(to + "ffn.fc2", from + "fc2", d, f);
-    norm_of(to + "norm2", from + "final_layer_norm");
+    const std::string p = fmt::format("encoder.layers.{}.", i);
+    self_attention(p);
+    feed_forward(p, "norm2");
   }
   for (int64_t i = 0; i < c.decoder_layers; ++i) {
-    const std::string to = fmt::format("decoder.layers.{}.", i), from = fmt::format("decoder.layers.{}.", i);
-    fused(to + "self_attn.qkv_proj", from + "self_attn", {"q_proj", "k_proj", "v_proj"});
-    linear(to + "self_attn.out_proj", from + "self_attn.out_proj", d, d);
-    norm_of(to + "norm1", from + "self_attn_layer_norm");
-    linear(to + "cross_attn.q_proj", from + "encoder_attn.q_proj", d, d);
-    fused(to + "cross_attn.kv_proj", from + "encoder_attn", {"k_proj", "v_proj"});
-    linear(to + "cross_attn.out_proj", from + "encoder_attn.out_proj", d, d);
-    norm_of(to + "norm2", from + "encoder_attn_layer_norm");
-    linear(to + "ffn.fc1", from + "fc1", f, d);
-    linear(to + "ffn.fc2", from + "fc2", d, f);
-    norm_of(to + "norm3", from + "final_layer_norm");
+    const std::string p = fmt::format("decoder.layers.{}.", i);
+    self_attention(p);
+    linear(p + "cross_attn.q_proj", p + "encoder_attn.q_proj", d, d);
+    fused(p + "cross_attn.kv_proj", p + "encoder_attn", {"k_proj", "v_proj"});
+    linear(p + "cross_attn.out_proj", p + "encoder_attn.out_proj", d, d);
+    norm_of(p + "norm2", p + "encoder_attn_layer_norm");
+    feed_forward(p, "norm3");
   }
   // Logits: the tied table or lm_head, plus final_logits_bias (zeros where absent).
   const int64_t V = mc.decoder_vocab_size;
