@@ -4,7 +4,8 @@
 #   bash scripts/pristine.sh bash scripts/check-setup.sh
 # Cases: another OS; no root and no sudo; no network to Debian's archive; no network to PyPI;
 # a full disk while the wheel unpacks (nothing half-unpacked is used later); an interrupted run
-# (running it again finishes the job); a user with sudo (works, and installs the wheel in that
+# (running it again finishes the job); the equivalence tests' Python references asked for without
+# the wheel, or without network to PyPI; a user with sudo (works, and installs the wheel in that
 # user's own ~/.cache/nmt). Ends with "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -79,6 +80,14 @@ else
 fi
 check "re-run after an interrupted one" 0 "setup: done" -- env NMT_LIBTORCH=wheel bash scripts/setup.sh
 check "a finished set-up run again" 0 "present in" -- env NMT_LIBTORCH=wheel bash scripts/setup.sh
+
+# The equivalence tests' Python references (NMT_SETUP_REFERENCE=1, as CI's wheel build).
+check "references without the wheel" 2 "needs NMT_LIBTORCH=wheel" -- env NMT_SETUP_REFERENCE=1 bash scripts/setup.sh
+echo "127.0.0.1 pypi.org files.pythonhosted.org" >> /etc/hosts
+check "no network to PyPI for the references" 1 "pip could not install" -- \
+  env PIP_RETRIES=0 NMT_LIBTORCH=wheel NMT_SETUP_REFERENCE=1 bash scripts/setup.sh
+cp /tmp/hosts /etc/hosts
+check "the references installed" 0 "setup: done" -- env NMT_LIBTORCH=wheel NMT_SETUP_REFERENCE=1 bash scripts/setup.sh
 
 apt-get install -y -qq sudo > /dev/null 2>&1
 useradd -m builder

@@ -46,6 +46,10 @@ case "$LIBTORCH" in
   debian | wheel | none) ;;
   *) echo "setup: NMT_LIBTORCH must be 'debian', 'wheel' or 'none', not '$LIBTORCH'" >&2; exit 2 ;;
 esac
+if [[ "${NMT_SETUP_REFERENCE:-0}" == 1 && "$LIBTORCH" != wheel ]]; then
+  echo "setup: NMT_SETUP_REFERENCE=1 needs NMT_LIBTORCH=wheel (transformers needs the wheel's PyTorch 2.x)" >&2
+  exit 2
+fi
 
 # Debian 12 is what the package list below is written for; elsewhere say so before anything.
 os_id=$( (. /etc/os-release 2>/dev/null && echo "${ID:-?} ${VERSION_ID:-?}") || echo "unknown")
@@ -164,7 +168,10 @@ install_torch_wheel() {
     # the CUDA libraries `import torch` loads that the CUDA toolkit lacks (NCCL of the wheel's
     # version, NVSHMEM, cuSPARSELt, cuFile), pinned as the wheel pins them, into a folder of
     # their own so the C++ build (NMT_CUDA=AUTO) still sees a CPU-only machine.
-    venv_pip install -q filelock typing-extensions sympy networkx jinja2 fsspec numpy
+    local log
+    log=$(mktemp /tmp/nmt-setup-pip.XXXXXX)
+    venv_pip install -q filelock typing-extensions sympy networkx jinja2 fsspec numpy > "$log" 2>&1 ||
+      die "pip could not install the Python side of the PyTorch wheel (filelock, sympy, numpy...): network? disk? pip's messages: $log"
     local deps="$TORCH_HOME_DIR-cuda-deps"
     if [[ ! -f "$deps/.nmt-complete" ]]; then
       local pins
@@ -174,9 +181,13 @@ install_torch_wheel() {
       say "installing $(echo $pins) into $deps (the benchmark's Python PyTorch)"
       rm -rf "$deps"
       # shellcheck disable=SC2086
-      venv_pip install -q --no-compile --target "$deps" $pins
+      if ! venv_pip install -q --no-compile --target "$deps" $pins > "$log" 2>&1; then
+        rm -rf "$deps"
+        die "pip could not install the CUDA libraries the wheel's Python side loads into $deps (network? disk?); pip's messages: $log"
+      fi
       touch "$deps/.nmt-complete"
     fi
+    rm -f "$log"
   fi
 }
 
@@ -201,7 +212,6 @@ install_ctranslate2() {
 TRANSFORMERS_VERSION=5.24.0
 SAFETENSORS_VERSION=0.8.0
 install_reference() {
-  [[ "$LIBTORCH" == wheel ]] || die "NMT_SETUP_REFERENCE=1 needs NMT_LIBTORCH=wheel (transformers needs PyTorch 2.x)"
   local want="$TRANSFORMERS_VERSION $SAFETENSORS_VERSION $CT2_VERSION $SENTENCEPIECE_VERSION" have
   have=$("$VENV/bin/python3" -c 'import transformers, safetensors, ctranslate2, sentencepiece as s
 print(transformers.__version__, safetensors.__version__, ctranslate2.__version__, s.__version__)' 2>/dev/null || true)
