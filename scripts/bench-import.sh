@@ -8,8 +8,8 @@
 #   scripts/bench-import.sh                # NMT_BENCH_OUT (build/bench-import), NMT_BINARY (build/nmt)
 #
 # Prerequisites: `NMT_LIBTORCH=wheel NMT_SETUP_REFERENCE=1 scripts/setup.sh` and a build.
-# Knobs: NMT_BENCH_SENTENCES (500, the first of Multi30k's val), NMT_BENCH_THREADS ("1 2"),
-# NMT_BENCH_ROUNDS (3), NMT_BENCH_BATCH (32).
+# Knobs: NMT_BENCH_SENTENCES (200, the first of Multi30k's val), NMT_BENCH_THREADS ("1 2"),
+# NMT_BENCH_ROUNDS (2), NMT_BENCH_BATCH (32).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NMT=${NMT_BINARY:-$ROOT/build/nmt}
@@ -25,15 +25,15 @@ fi
   { echo "bench-import: $PY lacks torch, transformers, ctranslate2 or sentencepiece: NMT_LIBTORCH=wheel NMT_SETUP_REFERENCE=1 scripts/setup.sh" >&2; exit 2; }
 [[ -x "$NMT" ]] || { echo "bench-import: $NMT not found; build first" >&2; exit 2; }
 mkdir -p "$OUT"
-head -n "${NMT_BENCH_SENTENCES:-500}" "$DATA/multi30k/val.en" > "$OUT/src.en"
+head -n "${NMT_BENCH_SENTENCES:-200}" "$DATA/multi30k/val.en" > "$OUT/src.en"
 if [[ ! -f "$OUT/opus-shape/config.json" ]]; then
   "$PY" "$ROOT/scripts/marian_reference.py" make "$OUT/opus-shape" --variant opus-shape --spm-dir "$OUT/spm" \
     --vocab-size 59514 >&2
 fi
 "$NMT" import "$OUT/opus-shape" -o "$OUT/opus-shape-nmt" --force
 [[ -f "$OUT/opus-shape-ct2/model.bin" ]] ||
-  "$PY" -m ctranslate2.converters.transformers --model "$OUT/opus-shape" --output_dir "$OUT/opus-shape-ct2" --force >&2
+  "$(dirname "$PY")/ct2-transformers-converter" --model "$OUT/opus-shape" --output_dir "$OUT/opus-shape-ct2" --force >&2
 read -r -a threads <<< "${NMT_BENCH_THREADS:-1 2}"
 "$PY" "$ROOT/scripts/bench_import.py" --hf "$OUT/opus-shape" --nmt "$OUT/opus-shape-nmt" --ct2 "$OUT/opus-shape-ct2" \
-  --src "$OUT/src.en" --nmt-binary "$NMT" --threads "${threads[@]}" --rounds "${NMT_BENCH_ROUNDS:-3}" \
+  --src "$OUT/src.en" --nmt-binary "$NMT" --threads "${threads[@]}" --rounds "${NMT_BENCH_ROUNDS:-2}" \
   --batch-size "${NMT_BENCH_BATCH:-32}"
