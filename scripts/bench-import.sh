@@ -9,7 +9,7 @@
 #
 # Prerequisites: `NMT_LIBTORCH=wheel NMT_SETUP_REFERENCE=1 scripts/setup.sh` and a build.
 # Knobs: NMT_BENCH_SENTENCES (200, the first of Multi30k's val), NMT_BENCH_THREADS ("1 2"),
-# NMT_BENCH_ROUNDS (2), NMT_BENCH_BATCH (32).
+# NMT_BENCH_ROUNDS (2), NMT_BENCH_BATCH (32), NMT_BENCH_SEARCHES ("greedy beam5").
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NMT=${NMT_BINARY:-$ROOT/build/nmt}
@@ -36,4 +36,4 @@ fi
 read -r -a threads <<< "${NMT_BENCH_THREADS:-1 2}"
 "$PY" "$ROOT/scripts/bench_import.py" --hf "$OUT/opus-shape" --nmt "$OUT/opus-shape-nmt" --ct2 "$OUT/opus-shape-ct2" \
   --src "$OUT/src.en" --nmt-binary "$NMT" --threads "${threads[@]}" --rounds "${NMT_BENCH_ROUNDS:-2}" \
-  --batch-size "${NMT_BENCH_BATCH:-32}"
+  --batch-size "${NMT_BENCH_BATCH:-32}" --searches ${NMT_BENCH_SEARCHES:-greedy beam5}

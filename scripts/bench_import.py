@@ -35,6 +35,8 @@ def machine(nmt):
 def hf_run(hf_dir, lines, threads, search, batch, max_len):
     import torch
     from transformers import MarianMTModel, MarianTokenizer
+    from transformers.utils import logging
+    logging.set_verbosity_error()  # generate()'s notices about its flags
     torch.set_num_threads(threads)
     tok = MarianTokenizer.from_pretrained(hf_dir)
     model = MarianMTModel.from_pretrained(hf_dir).eval()
@@ -45,7 +47,8 @@ def hf_run(hf_dir, lines, threads, search, batch, max_len):
     def run(chunk):
         enc = tok(chunk, return_tensors="pt", padding=True)
         with torch.inference_mode():
-            seq = model.generate(**enc, num_beams=beams, do_sample=False, max_new_tokens=max_len, length_penalty=0.0,
+            seq = model.generate(**enc, num_beams=beams, do_sample=False, max_new_tokens=max_len, max_length=None,
+                                 length_penalty=0.0,
                                  forced_eos_token_id=None, bad_words_ids=[[pad]])
         return [[tok.convert_ids_to_tokens(int(i)) for i in s[1:] if int(i) not in (pad, model.config.eos_token_id)]
                 for s in seq]
