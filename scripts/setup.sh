@@ -164,28 +164,26 @@ install_torch_wheel() {
   missing=$(ldd "$lib" 2>&1 | sed -nE 's/^\s*(\S+) => not found/\1/p' | tr '\n' ' ')
   [[ -z "$missing" ]] || die "$lib cannot load: ${missing}not found; remove $TORCH_HOME_DIR and run set-up again"
   if [[ "${NMT_SETUP_BENCH:-0}" == 1 || "${NMT_SETUP_REFERENCE:-0}" == 1 ]]; then
-    # The Python side of the same wheel (the benchmark's reference): its pure-Python needs, and
-    # the CUDA libraries `import torch` loads that the CUDA toolkit lacks (NCCL of the wheel's
-    # version, NVSHMEM, cuSPARSELt, cuFile), pinned as the wheel pins them, into a folder of
-    # their own so the C++ build (NMT_CUDA=AUTO) still sees a CPU-only machine.
+    # The Python side of the same wheel (the references of the benchmarks and equivalence tests):
+    # its pure-Python needs, and every CUDA library `import torch` loads (cuBLAS, cuDNN, NCCL...),
+    # pinned as the wheel pins them, into a folder of their own so the C++ build (NMT_CUDA=AUTO)
+    # still sees a CPU-only machine. None is taken from a CUDA toolkit the machine may have.
     local log
     log=$(mktemp /tmp/nmt-setup-pip.XXXXXX)
     venv_pip install -q filelock typing-extensions sympy networkx jinja2 fsspec numpy > "$log" 2>&1 ||
       die "pip could not install the Python side of the PyTorch wheel (filelock, sympy, numpy...): network? disk? pip's messages: $log"
-    local deps="$TORCH_HOME_DIR-cuda-deps"
-    if [[ ! -f "$deps/.nmt-complete" ]]; then
-      local pins
-      pins=$(sed -nE 's/^Requires-Dist: (nvidia-(nccl|nvshmem|cusparselt)-cu[0-9]+==[0-9.]+).*/\1/p;
-                      s/^Requires-Dist: cuda-toolkit\[.*\]==([0-9.]+).*/cuda-toolkit[cufile]==\1/p' \
-        "$TORCH_HOME_DIR"/torch-*.dist-info/METADATA)
-      say "installing $(echo $pins) into $deps (the benchmark's Python PyTorch)"
+    local deps="$TORCH_HOME_DIR-cuda-deps" pins
+    pins=$(sed -nE 's/^Requires-Dist: (nvidia-[a-z0-9-]+==[0-9.]+).*/\1/p; s/^Requires-Dist: (cuda-toolkit\[[a-z0-9_,]+\]==[0-9.]+).*/\1/p' \
+      "$TORCH_HOME_DIR"/torch-*.dist-info/METADATA | sort | tr '\n' ' ')
+    if [[ ! -f "$deps/.nmt-complete" || "$(cat "$deps/.nmt-complete")" != "$pins" ]]; then
+      say "installing $pins into $deps (the CUDA libraries the wheel's Python side loads, ~3 GB)"
       rm -rf "$deps"
       # shellcheck disable=SC2086
       if ! venv_pip install -q --no-compile --target "$deps" $pins > "$log" 2>&1; then
         rm -rf "$deps"
         die "pip could not install the CUDA libraries the wheel's Python side loads into $deps (network? disk?); pip's messages: $log"
       fi
-      touch "$deps/.nmt-complete"
+      echo "$pins" > "$deps/.nmt-complete"
     fi
     rm -f "$log"
   fi
@@ -215,7 +213,8 @@ install_reference() {
   local want="$TRANSFORMERS_VERSION $SAFETENSORS_VERSION $CT2_VERSION $SENTENCEPIECE_VERSION" have
   have=$("$VENV/bin/python3" -c 'import transformers, safetensors, ctranslate2, sentencepiece as s
 print(transformers.__version__, safetensors.__version__, ctranslate2.__version__, s.__version__)' 2>/dev/null || true)
-  if [[ "$have" == "$want" ]]; then
+  if [[ "$have" == "$want" ]] &&
+    PYTHONPATH="$TORCH_HOME_DIR:$TORCH_HOME_DIR-cuda-deps" "$VENV/bin/python3" -c 'import torch' 2>/dev/null; then
     say "transformers $TRANSFORMERS_VERSION, safetensors, CTranslate2 and SentencePiece (Python) present"
     return
   fi
@@ -225,6 +224,9 @@ print(transformers.__version__, safetensors.__version__, ctranslate2.__version__
   venv_pip install -q "transformers==$TRANSFORMERS_VERSION" "safetensors==$SAFETENSORS_VERSION" \
     "ctranslate2==$CT2_VERSION" "sentencepiece==$SENTENCEPIECE_VERSION" > "$log" 2>&1 ||
     die "pip could not install the equivalence tests' Python references (network? disk?); pip's messages: $log"
+  # The tests import them beside the wheel's PyTorch: checked here, once, rather than skipped there.
+  PYTHONPATH="$TORCH_HOME_DIR:$TORCH_HOME_DIR-cuda-deps" "$VENV/bin/python3" -c 'import torch, transformers, ctranslate2' \
+    >> "$log" 2>&1 || die "the references do not import beside the wheel's PyTorch; python's messages: $log"
   rm -f "$log"
 }
 
