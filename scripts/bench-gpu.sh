@@ -10,6 +10,7 @@
 # (the build's nmt and the same PyTorch wheel's Python):
 #   bash .device/build-on-device.sh && NMT_BINARY=/tmp/b/nmt bash scripts/bench-gpu.sh
 # Knobs: NMT_BENCH_DEVICE (cuda), NMT_BENCH_STEPS (timed updates, 30), NMT_BENCH_WARMUP (5),
+# NMT_BENCH_ROW_LIMIT (seconds a row may take, 120; one that fails or overruns reads "failed"),
 # NMT_BENCH_MODELS ("transformer-small transformer-base gru-small"), NMT_BENCH_TOKENS ("2500
 # 25000"), NMT_BENCH_BATCHES ("1 64 1024"), NMT_BENCH_SMALL / _BASE /
 # _GRU (trained model directories: realistic output lengths for the decoding rows), NMT_DATA,
@@ -35,6 +36,12 @@ read -r -a BATCHES <<< "${NMT_BENCH_BATCHES:-1 64 1024}"
 [[ -x "$NMT" ]] || { echo "bench-gpu: $NMT not found (NMT_BINARY)" >&2; exit 2; }
 "$PY" -c 'import torch' 2>/dev/null || { echo "bench-gpu: $PY cannot import torch" >&2; exit 2; }
 [[ -f "$TRAIN.en" && -f "$TEST" ]] || { echo "bench-gpu: Multi30k not found under $DATA (NMT_DATA)" >&2; exit 2; }
+# nmt's LibTorch 2.x build runs attention through the fused kernel (scaled_dot_product_attention),
+# and on a GPU its Linear layers through ATen's linear (the bias inside the addmm): so does the
+# reference then, as a Python user of PyTorch 2.x would.
+REF_FLAGS=()
+[[ "$("$NMT" --version)" =~ LibTorch\ ([0-9]+)\. && ${BASH_REMATCH[1]} -ge 2 ]] && REF_FLAGS+=(--sdpa)
+[[ $DEVICE == cuda* ]] && REF_FLAGS+=(--fused-linear)
 mkdir -p "$OUT"
 RES="$OUT/results.jsonl"
 : > "$RES"
@@ -48,7 +55,12 @@ measure() { # measure KEY COMMAND...
     nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 200 > "$util" 2>/dev/null &
     sampler=$!
   fi
-  result=$("$@" | tail -n 1)
+  # A row that fails or overruns NMT_BENCH_ROW_LIMIT seconds is recorded as such, and the
+  # table goes on: a lent GPU's minutes are too few to lose the other rows to one.
+  if ! result=$(timeout "${NMT_BENCH_ROW_LIMIT:-120}" "$@" | tail -n 1) || [[ "$result" != \{* ]]; then
+    log "$key: failed or timed out"
+    result='{"failed": true}'
+  fi
   [[ -n "$sampler" ]] && kill "$sampler" 2>/dev/null && wait "$sampler" 2>/dev/null || true
   local mean=null
   [[ -n "$sampler" && -s "$util" ]] && mean=$(awk '{s += $1; n++} END {printf "%.0f", n ? s / n : 0}' "$util")
@@ -83,7 +95,7 @@ for model in "${MODELS[@]}"; do
         --dump-batches "$OUT/batches.jsonl" --dump-config "$OUT/config.json"
       log "$tag: PyTorch eager"
       measure "$tag/torch" "$PY" "$REF" train --config "$OUT/config.json" --batches "$OUT/batches.jsonl" \
-        --device "$DEVICE" "${flag[@]}" --warmup "$WARMUP" --steps "$STEPS"
+        --device "$DEVICE" "${flag[@]}" "${REF_FLAGS[@]}" --warmup "$WARMUP" --steps "$STEPS"
     done
   done
   for beam in 1 5; do
@@ -96,7 +108,7 @@ for model in "${MODELS[@]}"; do
         --beam "$beam" --limit "$limit" --dump-ids "$OUT/ids.jsonl"
       if [[ $beam == 1 ]]; then  # the reference decodes greedily only
         log "$tag: PyTorch eager, cached"
-        measure "$tag/torch" "$PY" "$REF" translate --model "$dir" --ids "$OUT/ids.jsonl" --device "$DEVICE" \
+        measure "$tag/torch" "$PY" "$REF" translate --model "$dir" --ids "$OUT/ids.jsonl" --device "$DEVICE" "${REF_FLAGS[@]}" \
           --batch-size "$batch" --limit "$limit"
       fi
     done
@@ -128,6 +140,8 @@ for key in rows:
     metric = "tokens_per_s" if "/train/" in key else "sentences_per_s"
     nv, tv = cell(n, metric), cell(t, metric)
     ratio = f"{nv / tv:.2f}x" if nv and tv else "-"
+    if n["result"].get("failed") or (t and t["result"].get("failed")):
+        ratio = "failed: " + ", ".join(side for side, j in (("nmt", n), ("PyTorch", t)) if j and j["result"].get("failed"))
     what = rest.replace("train/", "training tokens/s, ").replace("beam1/", "greedy sentences/s, ").replace("beam5/", "beam 5 sentences/s, ")
     mem = f"{fmt(cell(n, 'peak_gpu_mb'))} / {fmt(cell(t, 'peak_gpu_mb'))}"
     util = f"{fmt(n.get('gpu_util'))} / {fmt(t.get('gpu_util') if t else None)}"

@@ -116,6 +116,37 @@ TEST(Cuda, TrainingStepMatchesTheCpu) {
   }
 }
 
+// On a GPU the trainer updates with the fused Adam kernel (nmt/train/step.h): from the second
+// update on (the first makes Adam's state), its weights follow torch::optim::Adam's on the same
+// gradients, to float rounding, and a checkpoint's step count is the same.
+TEST(Cuda, FusedAdamMovesTheWeightsAsTorchAdam) {
+  SKIP_WITHOUT_CUDA();
+  const torch::Device gpu(torch::kCUDA, 0);
+  torch::manual_seed(2);
+  std::vector<torch::Tensor> a = {torch::randn({64, 32}, gpu).requires_grad_(true),
+                                  torch::randn({32}, gpu).requires_grad_(true)};
+  std::vector<torch::Tensor> b;
+  for (const auto& t : a) b.push_back(t.detach().clone().requires_grad_(true));
+  const auto options = torch::optim::AdamOptions(1e-3).betas({0.9, 0.98}).eps(1e-9).weight_decay(1e-4);
+  torch::optim::Adam fused(a, options), plain(b, options);
+  for (int update = 1; update <= 4; ++update) {
+    torch::manual_seed(10 + update);
+    const auto g0 = torch::randn({64, 32}, gpu), g1 = torch::randn({32}, gpu);
+    a[0].mutable_grad() = g0.clone();
+    a[1].mutable_grad() = g1.clone();
+    b[0].mutable_grad() = g0.clone();
+    b[1].mutable_grad() = g1.clone();
+    const bool ran = nmt::train::fused_adam_step(fused);
+    EXPECT_EQ(ran, update > 1) << "update " << update;
+    if (!ran) fused.step();
+    plain.step();
+  }
+  for (size_t i = 0; i < a.size(); ++i)
+    EXPECT_TRUE(torch::allclose(a[i].cpu(), b[i].cpu(), 1e-5, 1e-6)) << "parameter " << i;
+  for (auto& [key, state] : fused.state())
+    EXPECT_EQ(static_cast<torch::optim::AdamParamState*>(state.get())->step(), 4);
+}
+
 // A model trained on the CPU translates the same on the GPU, line for line, but for lines where
 // two candidates' log-probabilities tie within float rounding (at most 1 in 20 here).
 TEST(Cuda, TranslationsMatchTheCpu) {

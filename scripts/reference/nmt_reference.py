@@ -169,11 +169,19 @@ def shared_ref(module, name, value):
 
 # ------------------------------------------------------------------------------ Transformer
 class ScaledDotProductAttention(nn.Module):
+    # --sdpa: PyTorch's fused kernel (flash / memory-efficient on CUDA), as nmt's LibTorch 2.x
+    # build runs wherever nobody asks for the attention weights (transformer.cc). Off by default:
+    # the CPU comparisons are against Debian's LibTorch 1.13, which has no such kernel.
+    fused = False
+
     def __init__(self, p):
         super().__init__()
         self.p = p
 
     def forward(self, q, k, v, mask=None):
+        if self.fused:
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=None if mask is None else mask.to(q.dtype),
+                                                  dropout_p=self.p if self.training else 0.0)
         scale = 1.0 / math.sqrt(q.size(-1))
         scores = torch.matmul(q * scale, k.transpose(-2, -1))
         if mask is not None:
@@ -734,6 +742,7 @@ def emit(obj):
 def cmd_train(a):
     set_threads(a.threads, a.blas_threads)
     Linear.fused = a.fused_linear
+    ScaledDotProductAttention.fused = a.sdpa
     mc, tc = read_config(a.config)
     seed = tc.seed if a.seed is None else a.seed
     batches = []
@@ -882,6 +891,7 @@ def greedy_decode(model, sources, a, max_target):
 def cmd_translate(a):
     set_threads(a.threads, a.blas_threads)
     Linear.fused = a.fused_linear
+    ScaledDotProductAttention.fused = a.sdpa
     mc, _ = read_config(os.path.join(a.model, "config.json"))
     t_load = time.perf_counter()
     device = torch.device(a.device)
@@ -936,6 +946,8 @@ def main(argv=None):
     t.add_argument("--bf16", action="store_true", help="bf16 autocast of the forward pass (CUDA), as nmt --bf16")
     t.add_argument("--foreach", action=argparse.BooleanOptionalAction, default=None,
                    help="Adam's multi-tensor implementation (default: PyTorch's choice)")
+    t.add_argument("--sdpa", action="store_true",
+                   help="F.scaled_dot_product_attention, as nmt's LibTorch 2.x build (flash / memory-efficient on CUDA)")
     t.add_argument("--fused-linear", action="store_true",
                    help="PyTorch's F.linear (bias fused into addmm for 3-D inputs) instead of LibTorch's arithmetic")
     t.set_defaults(func=cmd_train)
@@ -955,6 +967,8 @@ def main(argv=None):
     d.add_argument("--out", help="write the output ids as compact JSON lines, in input order "
                    "(the bytes of nmt bench translate --dump-hyp-ids)")
     d.add_argument("--limit", type=int, default=0, help="only the first N sentences (0 = all)")
+    d.add_argument("--sdpa", action="store_true",
+                   help="F.scaled_dot_product_attention, as nmt's LibTorch 2.x build (flash / memory-efficient on CUDA)")
     d.add_argument("--fused-linear", action="store_true",
                    help="PyTorch's F.linear (bias fused into addmm for 3-D inputs) instead of LibTorch's arithmetic")
     d.set_defaults(func=cmd_translate)

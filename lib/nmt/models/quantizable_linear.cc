@@ -10,7 +10,12 @@ bool QuantizableLinearImpl::runs_int8(const torch::Tensor& input) const {
 }
 
 torch::Tensor QuantizableLinearImpl::forward(const torch::Tensor& input) {
-  return runs_int8(input) ? forward_int8(input) : torch::nn::LinearImpl::forward(input);
+  if (runs_int8(input)) return forward_int8(input);
+  // On a GPU, ATen's linear folds a 3-D input into one addmm with the bias in it (PyTorch's
+  // F.linear); torch::nn::Linear's C++ arithmetic is matmul then `+= bias`, a kernel more each
+  // way. On the CPU the C++ arithmetic stays: the Python reference reproduces its bits.
+  if (input.is_cuda()) return at::linear(input, weight, bias);
+  return torch::nn::LinearImpl::forward(input);
 }
 
 torch::Tensor QuantizableLinearImpl::forward_int8(const torch::Tensor& input) {

@@ -94,18 +94,34 @@ class FusedLabelSmoothedLoss : public torch::autograd::Function<FusedLabelSmooth
   }
 };
 
-// LibTorch's operators: any device and dtype (CUDA, bf16 autocast).
+// LibTorch's operators: any device and dtype (CUDA, bf16 autocast). Only real positions go
+// through log_softmax: padding costs nothing beyond the projection. Selecting them needs their
+// count on the host (nonzero), which on a GPU waits for the forward pass to finish mid-step;
+// there `masked_loss` is used instead.
 LossSums composed_loss(const torch::Tensor& flat_logits, const torch::Tensor& flat_target, double epsilon,
                        int64_t pad_id) {
   const int64_t V = flat_logits.size(-1);
-  auto keep = flat_target.ne(pad_id);
-  // Only real positions go through log_softmax: padding costs nothing beyond the projection.
-  auto index = keep.nonzero().squeeze(1);
+  auto index = flat_target.ne(pad_id).nonzero().squeeze(1);
   auto lprobs = torch::log_softmax(flat_logits.index_select(0, index), -1);
   auto tgt = flat_target.index_select(0, index);
   auto nll = -lprobs.gather(1, tgt.unsqueeze(1)).squeeze(1).sum();
   if (epsilon <= 0) return {nll, nll.detach()};
   auto smooth = -lprobs.sum();
+  const Smoothing s(epsilon, V);
+  auto loss = s.c * nll + s.e * smooth;
+  return {loss, nll.detach()};
+}
+
+// The same sums with padding rows weighted 0 instead of removed: no host read, at the price of
+// log_softmax over the padding rows (a few percent of a length-bucketed batch).
+LossSums masked_loss(const torch::Tensor& flat_logits, const torch::Tensor& flat_target, double epsilon,
+                     int64_t pad_id) {
+  const int64_t V = flat_logits.size(-1);
+  auto keep = flat_target.ne(pad_id).to(flat_logits.scalar_type());
+  auto lprobs = torch::log_softmax(flat_logits, -1);
+  auto nll = -(lprobs.gather(1, flat_target.unsqueeze(1)).squeeze(1) * keep).sum();
+  if (epsilon <= 0) return {nll, nll.detach()};
+  auto smooth = -(lprobs.sum(1) * keep).sum();
   const Smoothing s(epsilon, V);
   auto loss = s.c * nll + s.e * smooth;
   return {loss, nll.detach()};
@@ -118,9 +134,8 @@ LossSums label_smoothed_loss(const torch::Tensor& logits, const torch::Tensor& t
   const int64_t V = logits.size(-1);
   auto flat_logits = logits.reshape({-1, V});
   auto flat_target = target.reshape({-1});
-  if (!logits.device().is_cpu() || logits.scalar_type() != torch::kFloat) {
-    return composed_loss(flat_logits, flat_target, epsilon, pad_id);
-  }
+  if (logits.is_cuda()) return masked_loss(flat_logits, flat_target.to(torch::kLong), epsilon, pad_id);
+  if (logits.scalar_type() != torch::kFloat) return composed_loss(flat_logits, flat_target, epsilon, pad_id);
   flat_logits = flat_logits.contiguous();
   flat_target = flat_target.to(torch::kLong).contiguous();
   check_targets(flat_target.masked_select(flat_target.ne(pad_id)), V);
@@ -130,6 +145,11 @@ LossSums label_smoothed_loss(const torch::Tensor& logits, const torch::Tensor& t
   }
   auto out = FusedLabelSmoothedLoss::apply(flat_logits, flat_target, epsilon, pad_id);
   return {out[0], out[1]};
+}
+
+LossSums label_smoothed_loss_masked(const torch::Tensor& logits, const torch::Tensor& target, double epsilon,
+                                    int64_t pad_id) {
+  return masked_loss(logits.reshape({-1, logits.size(-1)}), target.reshape({-1}).to(torch::kLong), epsilon, pad_id);
 }
 
 LossSums label_smoothed_loss_reference(const torch::Tensor& logits, const torch::Tensor& target, double epsilon,

@@ -28,8 +28,14 @@ bool validates_after_update(const TrainOptions& o, int64_t step) {
 
 void Logger::update_done(const UpdateInfo& u) {
   const TrainState& s = state_.saved;
-  loss_sum_ += u.sums.loss.to(torch::kCPU, torch::kDouble);
-  nll_sum_ += u.sums.nll.to(torch::kCPU, torch::kDouble);
+  // Summed where the update ran: a copy to the host each update would wait for the GPU's queue
+  // to drain; the sums are read only when a line is logged.
+  if (loss_sum_.device() != u.sums.loss.device()) {
+    loss_sum_ = loss_sum_.to(u.sums.loss.device());
+    nll_sum_ = nll_sum_.to(u.sums.nll.device());
+  }
+  loss_sum_ += u.sums.loss.to(torch::kDouble);
+  nll_sum_ += u.sums.nll.to(torch::kDouble);
   window_tokens_ += u.tgt_tokens;
   window_src_tokens_ += u.src_tokens;
   if (progress_.due()) {

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
+#include <string>
+#include <type_traits>
 
 #include <ATen/autocast_mode.h>
 #include <torch/version.h>
@@ -40,6 +43,64 @@ void set_lr(torch::optim::Adam& optimizer, double lr) {
 }
 
 namespace {
+// The key of a parameter in the optimizer's state map: its TensorImpl's address, as a string
+// in LibTorch 1.13 and as the pointer itself in 2.x.
+template <class Key>
+Key state_key(const torch::Tensor& p) {
+  if constexpr (std::is_same_v<Key, std::string>) {
+    std::ostringstream key;  // c10::guts::to_string's own spelling (1.13: optim/adam.cpp)
+    key << p.unsafeGetTensorImpl();
+    return key.str();
+  } else {
+    return p.unsafeGetTensorImpl();
+  }
+}
+}  // namespace
+
+bool fused_adam_step(torch::optim::Adam& optimizer) {
+  using Key = typename std::decay_t<decltype(optimizer.state())>::key_type;
+  std::vector<torch::Tensor> params, grads, exp_avgs, exp_avg_sqs;
+  std::vector<torch::optim::AdamParamState*> states;
+  auto& state = optimizer.state();
+  int64_t step = -1;
+  for (auto& group : optimizer.param_groups()) {
+    const auto& g = static_cast<const torch::optim::AdamOptions&>(group.options());
+    const auto& first = static_cast<const torch::optim::AdamOptions&>(optimizer.param_groups().front().options());
+    if (g.amsgrad() || g.lr() != first.lr() || g.betas() != first.betas() || g.eps() != first.eps() ||
+        g.weight_decay() != first.weight_decay())
+      return false;
+    for (auto& p : group.params()) {
+      if (!p.grad().defined()) continue;
+      if (p.scalar_type() != torch::kFloat || p.grad().is_sparse() || p.device() != p.grad().device()) return false;
+      auto it = state.find(state_key<Key>(p));
+      if (it == state.end()) return false;
+      auto* s = static_cast<torch::optim::AdamParamState*>(it->second.get());
+      if (step >= 0 && s->step() != step) return false;
+      step = s->step();
+      params.push_back(p);
+      grads.push_back(p.grad());
+      exp_avgs.push_back(s->exp_avg());
+      exp_avg_sqs.push_back(s->exp_avg_sq());
+      states.push_back(s);
+    }
+  }
+  if (params.empty()) return false;
+  if (!params.front().is_cuda() && !(TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)))
+    return false;  // 1.13's kernel is CUDA-only
+  const auto& o = static_cast<const torch::optim::AdamOptions&>(optimizer.param_groups().front().options());
+  torch::NoGradGuard no_grad;
+  // The kernel reads each parameter's step count (already incremented, as PyTorch's _fused_adam
+  // does before calling it) from a float tensor on the parameters' device; one shared tensor,
+  // filled there, costs no host-to-device copy.
+  const auto step_count = torch::full({}, static_cast<double>(step + 1), params.front().options());
+  const std::vector<torch::Tensor> steps(params.size(), step_count);
+  at::_fused_adam_(params, grads, exp_avgs, exp_avg_sqs, {}, steps, o.lr(), std::get<0>(o.betas()),
+                   std::get<1>(o.betas()), o.weight_decay(), o.eps(), /*amsgrad=*/false, /*maximize=*/false);
+  for (auto* s : states) s->step(step + 1);
+  return true;
+}
+
+namespace {
 // Turns on CUDA autocast to bf16 for its lifetime (compiled everywhere, used only on CUDA).
 class AutocastScope {
  public:
@@ -69,20 +130,37 @@ class AutocastScope {
   bool enabled_;
 };
 
-// The global L2 norm of all gradients, as a 0-dim tensor.
-torch::Tensor grad_norm(const std::vector<torch::Tensor>& params) {
-  std::vector<torch::Tensor> norms;
+std::vector<torch::Tensor> defined_grads(const std::vector<torch::Tensor>& params) {
+  std::vector<torch::Tensor> grads;
   for (const auto& p : params)
-    if (p.grad().defined()) norms.push_back(p.grad().norm());
-  if (norms.empty()) return torch::zeros({});
+    if (p.grad().defined()) grads.push_back(p.grad());
+  return grads;
+}
+
+// The global L2 norm of all gradients, as a 0-dim tensor. On a GPU the per-tensor norms come
+// from one multi-tensor kernel (_foreach_norm) instead of one launch per tensor; on the CPU the
+// loop stays, for the same bits as before.
+torch::Tensor grad_norm(const std::vector<torch::Tensor>& params) {
+  const auto grads = defined_grads(params);
+  if (grads.empty()) return torch::zeros({});
+  if (grads.front().is_cuda()) return torch::stack(at::_foreach_norm(grads)).norm();
+  std::vector<torch::Tensor> norms;
+  norms.reserve(grads.size());
+  for (const auto& g : grads) norms.push_back(g.norm());
   return torch::stack(norms).norm();
 }
 
 // Scales gradients so their global norm is at most max_norm, without a host round trip.
 void clip_gradients(const std::vector<torch::Tensor>& params, const torch::Tensor& norm, double max_norm) {
   auto coef = (max_norm / (norm + 1e-6)).clamp_max(1.0);
-  for (const auto& p : params)
-    if (p.grad().defined()) p.grad().mul_(coef);
+  const auto grads = defined_grads(params);
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
+  if (!grads.empty() && grads.front().is_cuda()) {
+    at::_foreach_mul_(grads, coef);  // one launch (the tensor overload is 2.1's)
+    return;
+  }
+#endif
+  for (const auto& g : grads) g.mul_(coef);
 }
 }  // namespace
 
@@ -127,13 +205,16 @@ StepResult train_step(models::Seq2SeqModelImpl& model, torch::optim::Adam& optim
     r.sums.nll = sums[1];
   }
   // A non-finite loss or gradient skips the update: weights and Adam moments stay as they were.
+  // One host read for both checks: a GPU's queue drains once per update, not twice.
   auto norm = grad_norm(params);
-  if (!std::isfinite(norm.item<double>()) || !std::isfinite(r.sums.loss.item<double>())) {
+  const bool finite = torch::isfinite(norm.to(torch::kDouble) + r.sums.loss.to(torch::kDouble)).item<bool>();
+  if (!finite) {
     optimizer.zero_grad();
     return r;
   }
   if (o.clip_norm > 0) clip_gradients(params, norm, o.clip_norm);
-  optimizer.step();
+  const bool on_gpu = !params.empty() && params.front().is_cuda();
+  if (!on_gpu || !fused_adam_step(optimizer)) optimizer.step();
   r.applied = true;
   return r;
 }
