@@ -47,8 +47,9 @@ pin() {
 
 log() { printf '[gpu-check %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 
-# Debian's libraries in /opt/deps, PyTorch's LibTorch from the installed wheel, the carried build
-# at the path it was made in. Prints the nmt binary to use.
+# Debian's libraries in /opt/deps, PyTorch's LibTorch from the installed wheel (exported to the
+# caller: not to be run in a subshell), the carried build at the path it was made in. Sets
+# `build` to the build folder to use.
 set_up() {
   mkdir -p /opt/deps
   for f in "$here"/.device/debs/*.deb; do dpkg -x "$f" /opt/deps; done
@@ -63,12 +64,12 @@ set_up() {
   [[ -e "$here/build-cuda" ]] || ln -s "$here/.device/build-cuda" "$here/build-cuda"
   if "$built_in/build-cuda/nmt" --version >/dev/null 2>&1 &&
      "$built_in/build-cuda/nmt" bench init --help >/dev/null 2>&1; then
-    echo "$built_in/build-cuda"
+    build=$built_in/build-cuda
     return
   fi
-  log "the carried build does not start here; building in /tmp/b" >&2
-  bash "$here/.device/build-on-device.sh" -DNMT_LIBTORCH= -DNMT_CUDA=ON >&2 || return 1
-  echo /tmp/b
+  log "the carried build does not start here ($("$built_in/build-cuda/nmt" --version 2>&1 | head -1)); building in /tmp/b"
+  bash "$here/.device/build-on-device.sh" -DNMT_LIBTORCH= -DNMT_CUDA=ON || return 1
+  build=/tmp/b
 }
 
 recipe_variants() {
@@ -88,7 +89,7 @@ run() {
   cd "$here" || exit 1
   SECONDS=0
   { nvidia-smi; nproc; python3 -c 'import torch; print("torch", torch.__version__, torch.version.cuda)'; } >"$res/machine.txt" 2>&1
-  build=$(set_up) || { log "no nmt build"; exit 1; }
+  set_up || { log "no nmt build"; exit 1; }
   nmt=$build/nmt
   "$nmt" --version | tee -a "$res/machine.txt"
   log "set up in ${SECONDS}s"
