@@ -7,6 +7,7 @@
 #include <map>
 
 #include <fmt/format.h>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #ifdef USE_C10D_NCCL
@@ -57,6 +58,19 @@ bool is_loopback(const std::string& host) {
   return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
 }
 
+// Whether PyTorch's launcher (torchrun's elastic agent) already serves the rendezvous store at
+// our address: it then listens on MASTER_ADDR:MASTER_PORT itself and says so with
+// TORCHELASTIC_USE_AGENT_STORE=True, and every rank, rank 0 included, must be its client (as
+// torch.distributed's own _create_c10d_store does); serving it again fails with "address
+// already in use".
+bool launcher_serves_store(const DistOptions& o) {
+  const char* flag = std::getenv("TORCHELASTIC_USE_AGENT_STORE");
+  const char* addr = std::getenv("MASTER_ADDR");
+  const char* port = std::getenv("MASTER_PORT");
+  return flag && std::string(flag) == "True" && addr && o.master_addr == addr && port &&
+         std::to_string(o.master_port) == port;
+}
+
 }  // namespace
 
 DistOptions DistOptions::resolved() const {
@@ -86,18 +100,35 @@ Distributed::Distributed(const DistOptions& o, const torch::Device& device)
   if (world_size_ <= 1) return;
   impl_->device = device;
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(o.timeout_s * 1000));
+  const bool launcher_store = launcher_serves_store(o);
+#if TORCH_VERSION_MAJOR < 2
+  // Seen with torchrun 2.15: a LibTorch 1.13 client of its store waited without end.
+  if (launcher_store)
+    throw UsageError("torchrun's rendezvous store (TORCHELASTIC_USE_AGENT_STORE=True) needs nmt built against "
+                     "LibTorch 2.x (this is " TORCH_VERSION "); use scripts/launch-local.sh, or the wheel's build");
+#endif
   try {
     c10d::TCPStoreOptions so;
     so.port = static_cast<uint16_t>(o.master_port);
-    so.isServer = rank_ == 0;
+    so.isServer = rank_ == 0 && !launcher_store;
     so.numWorkers = static_cast<size_t>(world_size_);
-    so.waitWorkers = true;
+    so.waitWorkers = !launcher_store;
     so.timeout = timeout;
-    impl_->store = c10::make_intrusive<c10d::TCPStore>(o.master_addr, so);
+    auto tcp = c10::make_intrusive<c10d::TCPStore>(o.master_addr, so);
+    impl_->store = tcp;
+    if (launcher_store) {
+      // The launcher's store outlives a restart of the group (--max-restarts): each attempt's
+      // keys get their own prefix, as older torchrun's own workers did.
+      const int attempt = env_int("TORCHELASTIC_RESTART_COUNT", 0);
+      impl_->store = c10::make_intrusive<c10d::PrefixStore>(fmt::format("/worker/attempt_{}", attempt), tcp);
+    }
+  } catch (const Error&) {
+    throw;
   } catch (const std::exception& e) {
     throw RuntimeError(fmt::format("distributed rank {}: cannot {} the rendezvous at {} (--dist-addr/--dist-port, "
                                    "MASTER_ADDR/MASTER_PORT): {}",
-                                   rank_, rank_ == 0 ? "serve" : "reach", address_, one_line(e.what())));
+                                   rank_, rank_ == 0 && !launcher_store ? "serve" : "reach", address_,
+                                   one_line(e.what())));
   }
   try {
     if (device.is_cuda()) {
