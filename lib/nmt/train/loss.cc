@@ -94,6 +94,12 @@ class FusedLabelSmoothedLoss : public torch::autograd::Function<FusedLabelSmooth
   }
 };
 
+// The label-smoothed loss from the summed nll and the summed -log p over the vocabulary.
+LossSums smoothed(const torch::Tensor& nll, const torch::Tensor& smooth, double epsilon, int64_t vocab) {
+  const Smoothing s(epsilon, vocab);
+  return {s.c * nll + s.e * smooth, nll.detach()};
+}
+
 // LibTorch's operators: any device and dtype (CUDA, bf16 autocast). Only real positions go
 // through log_softmax: padding costs nothing beyond the projection. Selecting them needs their
 // count on the host (nonzero), which on a GPU waits for the forward pass to finish mid-step;
@@ -106,10 +112,7 @@ LossSums composed_loss(const torch::Tensor& flat_logits, const torch::Tensor& fl
   auto tgt = flat_target.index_select(0, index);
   auto nll = -lprobs.gather(1, tgt.unsqueeze(1)).squeeze(1).sum();
   if (epsilon <= 0) return {nll, nll.detach()};
-  auto smooth = -lprobs.sum();
-  const Smoothing s(epsilon, V);
-  auto loss = s.c * nll + s.e * smooth;
-  return {loss, nll.detach()};
+  return smoothed(nll, -lprobs.sum(), epsilon, V);
 }
 
 // The same sums with padding rows weighted 0 instead of removed: no host read, at the price of
@@ -121,10 +124,7 @@ LossSums masked_loss(const torch::Tensor& flat_logits, const torch::Tensor& flat
   auto lprobs = torch::log_softmax(flat_logits, -1);
   auto nll = -(lprobs.gather(1, flat_target.unsqueeze(1)).squeeze(1) * keep).sum();
   if (epsilon <= 0) return {nll, nll.detach()};
-  auto smooth = -(lprobs.sum(1) * keep).sum();
-  const Smoothing s(epsilon, V);
-  auto loss = s.c * nll + s.e * smooth;
-  return {loss, nll.detach()};
+  return smoothed(nll, -(lprobs.sum(1) * keep).sum(), epsilon, V);
 }
 
 }  // namespace

@@ -63,9 +63,9 @@ bool fused_adam_step(torch::optim::Adam& optimizer) {
   std::vector<torch::optim::AdamParamState*> states;
   auto& state = optimizer.state();
   int64_t step = -1;
+  const auto& first = static_cast<const torch::optim::AdamOptions&>(optimizer.param_groups().front().options());
   for (auto& group : optimizer.param_groups()) {
     const auto& g = static_cast<const torch::optim::AdamOptions&>(group.options());
-    const auto& first = static_cast<const torch::optim::AdamOptions&>(optimizer.param_groups().front().options());
     if (g.amsgrad() || g.lr() != first.lr() || g.betas() != first.betas() || g.eps() != first.eps() ||
         g.weight_decay() != first.weight_decay())
       return false;
@@ -87,15 +87,14 @@ bool fused_adam_step(torch::optim::Adam& optimizer) {
   if (params.empty()) return false;
   if (!params.front().is_cuda() && !(TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)))
     return false;  // 1.13's kernel is CUDA-only
-  const auto& o = static_cast<const torch::optim::AdamOptions&>(optimizer.param_groups().front().options());
   torch::NoGradGuard no_grad;
   // The kernel reads each parameter's step count (already incremented, as PyTorch's _fused_adam
   // does before calling it) from a float tensor on the parameters' device; one shared tensor,
   // filled there, costs no host-to-device copy.
   const auto step_count = torch::full({}, static_cast<double>(step + 1), params.front().options());
   const std::vector<torch::Tensor> steps(params.size(), step_count);
-  at::_fused_adam_(params, grads, exp_avgs, exp_avg_sqs, {}, steps, o.lr(), std::get<0>(o.betas()),
-                   std::get<1>(o.betas()), o.weight_decay(), o.eps(), /*amsgrad=*/false, /*maximize=*/false);
+  at::_fused_adam_(params, grads, exp_avgs, exp_avg_sqs, {}, steps, first.lr(), std::get<0>(first.betas()),
+                   std::get<1>(first.betas()), first.weight_decay(), first.eps(), /*amsgrad=*/false, /*maximize=*/false);
   for (auto* s : states) s->step(step + 1);
   return true;
 }
