@@ -12,6 +12,7 @@ namespace nmt::cli {
 
 void add_bleu_command(CLI::App& app);
 void add_train_command(CLI::App& app);
+void add_prepare_command(CLI::App& app);
 void add_translate_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
 void add_average_command(CLI::App& app);

@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
                                                 FMT_VERSION / 10000, FMT_VERSION / 100 % 100, FMT_VERSION % 100,
                                                 __cplusplus / 100 % 100));
   nmt::cli::add_bleu_command(app);
+  nmt::cli::add_prepare_command(app);
   nmt::cli::add_train_command(app);
   nmt::cli::add_translate_command(app);
   nmt::cli::add_eval_command(app);

@@ -79,4 +79,45 @@ double padding_fraction(const std::vector<ExampleLength>& lengths, const std::ve
   return padded == 0 ? 0.0 : 1.0 - static_cast<double>(real) / static_cast<double>(padded);
 }
 
+EpochPermutation::EpochPermutation(uint64_t n, uint64_t seed, uint64_t epoch) : n_(n) {
+  int bits = 0;
+  while (bits < 64 && (uint64_t{1} << bits) < n) ++bits;
+  half_bits_ = std::max(1, (bits + 1) / 2);
+  half_mask_ = (uint64_t{1} << half_bits_) - 1;
+  SplitMix64 rng(mix_seed(mix_seed(seed, 0x504F'4F4C'5045'524DULL), epoch));  // "POOLPERM"
+  for (uint64_t& k : keys_) k = rng.next();
+}
+
+uint64_t EpochPermutation::round(int r, uint64_t half) const {
+  SplitMix64 f(keys_[r] ^ half);
+  return f.next() & half_mask_;
+}
+
+uint64_t EpochPermutation::operator()(uint64_t position) const {
+  if (position >= n_) throw UsageError("EpochPermutation: position out of range");
+  uint64_t x = position;
+  // Cycle walking: the Feistel network permutes [0, 4^half_bits), at most 4n values, so the
+  // walk back into [0, n) takes under 4 rounds on average.
+  do {
+    uint64_t left = x >> half_bits_, right = x & half_mask_;
+    for (int r = 0; r < 4; ++r) {
+      const uint64_t next = left ^ round(r, right);
+      left = right;
+      right = next;
+    }
+    x = (left << half_bits_) | right;
+  } while (x >= n_);
+  return x;
+}
+
+std::vector<uint64_t> pool_members(const EpochPermutation& order, uint64_t pool, uint64_t pool_size) {
+  const uint64_t first = pool * pool_size;
+  const uint64_t end = std::min(order.size(), first + pool_size);
+  std::vector<uint64_t> members;
+  if (first >= end) return members;
+  members.reserve(end - first);
+  for (uint64_t p = first; p < end; ++p) members.push_back(order(p));
+  return members;
+}
+
 }  // namespace nmt::data

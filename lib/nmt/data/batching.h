@@ -49,4 +49,30 @@ size_t batch_cost(const std::vector<ExampleLength>& lengths, const Batch& batch)
 // n * max tgt). 0 for no batches.
 double padding_fraction(const std::vector<ExampleLength>& lengths, const std::vector<Batch>& batches);
 
+// Epochs over datasets larger than memory (`nmt train --data`). An epoch visits the pairs in a
+// seeded pseudo-random order computed one position at a time (a Feistel network over the next
+// power of four, cycle-walked into [0, n): no n-sized array, the whole dataset shuffled), cut
+// into pools of pool_size consecutive positions; each pool is then planned by plan_batches as a
+// corpus of its own (Marian's maxi-batches). Memory is O(pool_size) whatever n is, start-up
+// needs no pass over the data, and a run resumed at (pool, batch) recomputes one pool.
+class EpochPermutation {
+ public:
+  EpochPermutation(uint64_t n, uint64_t seed, uint64_t epoch);
+  uint64_t size() const { return n_; }
+  // The pair at `position` of the epoch's order: a bijection of [0, n).
+  uint64_t operator()(uint64_t position) const;
+
+ private:
+  uint64_t round(int r, uint64_t half) const;
+  uint64_t n_;
+  int half_bits_ = 0;
+  uint64_t half_mask_ = 0;
+  uint64_t keys_[4] = {};
+};
+
+inline uint64_t pool_count(uint64_t n, uint64_t pool_size) { return pool_size == 0 ? 0 : (n + pool_size - 1) / pool_size; }
+
+// The pairs of pool `pool` (positions [pool * pool_size, ...) of the epoch's order).
+std::vector<uint64_t> pool_members(const EpochPermutation& order, uint64_t pool, uint64_t pool_size);
+
 }  // namespace nmt::data

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "nmt/data/line_reader.h"
 #include "nmt/data/rng.h"
 #include "nmt/util/error.h"
 #include "nmt/util/io.h"
@@ -224,6 +225,94 @@ ReadResult read_tsv(const std::string& path, const ReadOptions& options) {
   report.kept = result.corpus.size();
   add_warnings(report, options);
   return result;
+}
+
+struct PairStream::Files {
+  std::unique_ptr<LineReader> a, b;  // b: the target file of a parallel corpus, null for TSV
+};
+
+PairStream::PairStream(std::unique_ptr<Files> files, ReadOptions options)
+    : files_(std::move(files)), options_(options) {
+  report_.files.resize(files_->b ? 2 : 1);
+  report_.files[0].path = files_->a->path();
+  if (files_->b) report_.files[1].path = files_->b->path();
+}
+PairStream::PairStream(PairStream&&) noexcept = default;
+PairStream::~PairStream() = default;
+
+PairStream PairStream::parallel(const std::string& prefix, const std::string& src_lang, const std::string& tgt_lang,
+                                const ReadOptions& options) {
+  auto files = std::make_unique<Files>();
+  files->a = std::make_unique<LineReader>(prefix + "." + src_lang);
+  files->b = std::make_unique<LineReader>(prefix + "." + tgt_lang);
+  return PairStream(std::move(files), options);
+}
+
+PairStream PairStream::tsv(const std::string& path, const ReadOptions& options) {
+  auto files = std::make_unique<Files>();
+  files->a = std::make_unique<LineReader>(path);
+  return PairStream(std::move(files), options);
+}
+
+bool PairStream::next(std::string& source, std::string& target) {
+  std::string raw[2];
+  while (true) {
+    if (!files_->b) {
+      if (!files_->a->next(raw[0])) break;
+      ++report_.lines;
+      const std::string_view line = strip_cr(raw[0]);
+      std::optional<SkipReason> bad = check_raw(line);
+      if (!bad) {
+        const size_t tab = line.find('\t');
+        if (tab == std::string_view::npos) {
+          bad = SkipReason::kMissingTab;
+        } else {
+          const size_t tab2 = line.find('\t', tab + 1);
+          bad = make_side(line.substr(0, tab), options_, &source);
+          if (!bad)
+            bad = make_side(line.substr(tab + 1, tab2 == std::string_view::npos ? std::string_view::npos : tab2 - tab - 1),
+                            options_, &target);
+        }
+      }
+      if (bad) {
+        record(report_.files[0], *bad, report_.lines, options_);
+        ++report_.skipped;
+        continue;
+      }
+      if (options_.reverse) std::swap(source, target);
+      ++report_.kept;
+      return true;
+    }
+    const bool more_a = files_->a->next(raw[0]);
+    const bool more_b = files_->b->next(raw[1]);
+    if (more_a != more_b) {
+      const LineReader& longer = more_a ? *files_->a : *files_->b;
+      const LineReader& shorter = more_a ? *files_->b : *files_->a;
+      throw UsageError(fmt::format("{} ends after {} lines but {} goes on; parallel files must be line-aligned",
+                                   shorter.path(), shorter.line_number(), longer.path()));
+    }
+    if (!more_a) break;
+    ++report_.lines;
+    bool ok = true;
+    std::string* out[2] = {&source, &target};
+    for (int s = 0; s < 2; ++s) {
+      const std::string_view line = strip_cr(raw[s]);
+      std::optional<SkipReason> bad = check_raw(line);
+      if (!bad) bad = make_side(line, options_, out[s]);
+      if (bad) {
+        record(report_.files[static_cast<size_t>(s)], *bad, report_.lines, options_);
+        ok = false;
+      }
+    }
+    if (!ok) {
+      ++report_.skipped;
+      continue;
+    }
+    ++report_.kept;
+    return true;
+  }
+  if (report_.warnings.empty()) add_warnings(report_, options_);
+  return false;
 }
 
 CorpusSplit split_corpus(const ParallelCorpus& corpus, size_t n_valid, size_t n_test, uint64_t seed) {

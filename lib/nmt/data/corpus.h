@@ -12,6 +12,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -92,6 +93,31 @@ ReadResult read_parallel(const std::string& prefix, const std::string& src_lang,
 // the source and the second the target (swapped with options.reverse); further columns are
 // ignored. Same file errors, BOM and CRLF handling as read_parallel.
 ReadResult read_tsv(const std::string& path, const ReadOptions& options = {});
+
+// The streaming form of read_parallel / read_tsv for corpora larger than memory (`nmt prepare`):
+// the same checks, normalisation, skip counts and warnings, one pair at a time. Files ending in
+// .gz, .xz or .zst are decompressed as they are read (LineReader).
+class PairStream {
+ public:
+  static PairStream parallel(const std::string& prefix, const std::string& src_lang, const std::string& tgt_lang,
+                             const ReadOptions& options = {});
+  static PairStream tsv(const std::string& path, const ReadOptions& options = {});
+  PairStream(PairStream&&) noexcept;
+  ~PairStream();
+
+  // The next good pair; false at the end. Parallel files of different lengths throw UsageError
+  // naming both files and the line where one ended (the whole of each is not counted first).
+  bool next(std::string& source, std::string& target);
+  // The skip report so far; complete (with its warnings) once next() has returned false.
+  const ReadReport& report() const { return report_; }
+
+ private:
+  struct Files;
+  PairStream(std::unique_ptr<Files> files, ReadOptions options);
+  std::unique_ptr<Files> files_;
+  ReadOptions options_;
+  ReadReport report_;
+};
 
 struct CorpusSplit {
   ParallelCorpus train, valid, test;

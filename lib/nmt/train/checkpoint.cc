@@ -31,7 +31,7 @@ nlohmann::json read_json(const fs::path& path) {
 }  // namespace
 
 nlohmann::json TrainState::to_json() const {
-  return {{"step", step}, {"epoch", epoch}, {"batch_in_epoch", batch_in_epoch}, {"best", best},
+  return {{"step", step}, {"epoch", epoch}, {"batch_in_epoch", batch_in_epoch}, {"pool_in_epoch", pool_in_epoch}, {"best", best},
           {"has_best", has_best}, {"bad_validations", bad_validations}, {"skipped_steps", skipped_steps},
           {"elapsed", elapsed}, {"history", history}, {"world_size", world_size}, {"accum_steps", accum_steps}};
 }
@@ -43,6 +43,7 @@ TrainState TrainState::from_json(const nlohmann::json& j) {
   s.step = integer(j, "step", 0, kMax);
   s.epoch = integer(j, "epoch", 1, kMax);
   s.batch_in_epoch = integer(j, "batch_in_epoch", 0, kMax);
+  if (j.contains("pool_in_epoch")) s.pool_in_epoch = integer(j, "pool_in_epoch", 0, kMax);
   s.best = number(j, "best");
   s.has_best = boolean(j, "has_best");
   s.bad_validations = integer(j, "bad_validations", 0, kMax);

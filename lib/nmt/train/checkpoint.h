@@ -30,7 +30,8 @@ inline constexpr int kCheckpointFormat = 1;
 struct TrainState {
   int64_t step = 0;
   int64_t epoch = 1;           // 1-based
-  int64_t batch_in_epoch = 0;  // batches of the current epoch already done
+  int64_t batch_in_epoch = 0;  // batches of the current epoch (with --data: of its pool) already done
+  int64_t pool_in_epoch = 0;   // --data: pools of the current epoch already done
   double best = 0;             // best validation metric so far (higher is better)
   bool has_best = false;
   int64_t bad_validations = 0;  // validations since the last improvement

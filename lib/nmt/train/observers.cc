@@ -38,6 +38,8 @@ void Logger::update_done(const UpdateInfo& u) {
   nll_sum_ += u.sums.nll.to(torch::kDouble);
   window_tokens_ += u.tgt_tokens;
   window_src_tokens_ += u.src_tokens;
+  window_all_reduce_s_ += u.all_reduce_seconds;
+  window_updates_ += 1;
   if (progress_.due()) {
     const double secs = std::chrono::duration<double>(Clock::now() - window_start_).count();
     const double in_epoch = std::chrono::duration<double>(Clock::now() - u.epoch_start).count();
@@ -58,8 +60,13 @@ void Logger::update_done(const UpdateInfo& u) {
     log_(fmt::format("step {} | epoch {} | batch {}/{} | loss {:.3f} | ppl {:.2f} | lr {:.3g} | tok/s {:.0f} | elapsed {}",
                      s.step, s.epoch, u.batch_end, u.plan_size, loss, std::exp(std::min(nll, 50.0)),
                      u.lr, tps, viz::format_duration(state_.elapsed())));
-  metrics_.write({{"event", "train"}, {"step", s.step}, {"epoch", s.epoch}, {"train_loss", loss}, {"train_nll", nll},
-                  {"lr", u.lr}, {"tokens_per_s", tps}, {"wall_time", state_.elapsed()}});
+  nlohmann::json event = {{"event", "train"}, {"step", s.step}, {"epoch", s.epoch}, {"train_loss", loss},
+                           {"train_nll", nll}, {"lr", u.lr}, {"tokens_per_s", tps}, {"wall_time", state_.elapsed()},
+                           {"updates_per_s", window_updates_ / std::max(secs, 1e-9)}};
+  if (window_all_reduce_s_ > 0) event["all_reduce_s_per_update"] = window_all_reduce_s_ / window_updates_;
+  metrics_.write(event);
+  window_all_reduce_s_ = 0;
+  window_updates_ = 0;
   loss_sum_.zero_();
   nll_sum_.zero_();
   window_tokens_ = window_src_tokens_ = 0;

@@ -65,6 +65,8 @@ class Logger : public TrainingObserver {
   std::function<void(const std::string&)> log_;
   torch::Tensor loss_sum_ = torch::zeros({}, torch::kDouble), nll_sum_ = torch::zeros({}, torch::kDouble);
   int64_t window_tokens_ = 0, window_src_tokens_ = 0;
+  double window_all_reduce_s_ = 0;
+  int64_t window_updates_ = 0;
   Clock::time_point window_start_ = Clock::now();
 };
 

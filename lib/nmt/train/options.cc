@@ -24,6 +24,16 @@ std::vector<OptionSpec<TrainOptions>> data_specs() {
       option("valid_prefix", "--valid", "Data", "Validation files PREFIX", &O::valid_prefix),
       option("train_tsv", "--train-tsv", "Data", "Tab-separated pair file (source<TAB>target[<TAB>...])", &O::train_tsv),
       option("valid_tsv", "--valid-tsv", "Data", "Tab-separated validation pairs", &O::valid_tsv),
+      option("data_dir", "--data", "Data",
+             "Train on a dataset made by `nmt prepare` (any size; memory-mapped) instead of --train/--train-tsv; "
+             "needs --valid or --valid-tsv. The path may differ between hosts and restarts",
+             &O::data_dir)
+          .not_identity(),
+      option("data_pool", "--data-pool", "Data",
+             "With --data: an epoch visits the whole dataset in a seeded random order, cut into pools of this many "
+             "pairs, each length-sorted into batches (memory grows with the pool, not the dataset)",
+             &O::data_pool)
+          .range(1, kMany),
       option("valid_size", "--valid-size", "Data", "Pairs held out for validation when no validation set is given",
              &O::valid_size),
       option("src_lang", "--src", "Data", "Source language suffix", &O::src_lang),
@@ -204,32 +214,46 @@ void validate_options(const TrainOptions& o, const std::function<std::string(con
       throw UsageError(e.message(name));
     }
   }
+  auto raise = [&](const OptionError& e) {
+    if (!name) throw e;
+    throw UsageError(e.message(name));
+  };
   // The one value inside subword_nbest's range that is not one (SentencePiece's own rule).
   if (o.subword_nbest == 0) {
     const OptionError e("subword_nbest", fmt::format(" is 0, must be -1 (the whole lattice) or between 1 and {}",
                                                      text::SubwordModel::kMaxSampleNbest));
-    if (!name) throw e;
-    throw UsageError(e.message(name));
+    raise(e);
   }
   if (o.src_vocab_size != 0 && (o.src_vocab_size < 5 || !o.separate_vocab)) {
     const OptionError e("src_vocab_size", o.separate_vocab ? fmt::format(" is {}, must be 0 or between 5 and {}",
                                                                          o.src_vocab_size, models::kMaxVocab)
                                                            : std::string(" needs --separate-vocab (a joint model has one "
                                                                          "size: --vocab-size)"));
-    if (!name) throw e;
-    throw UsageError(e.message(name));
+    raise(e);
   }
   // A decay that ends with the budget needs one.
   if (decays_with_budget(o.lr_schedule) && o.max_steps <= 0 && o.max_time_s <= 0) {
     const OptionError e("lr_schedule", fmt::format(" '{}' decays over the run's budget: give --max-steps or --max-time",
                                                    enum_to_string(o.lr_schedule)));
-    if (!name) throw e;
-    throw UsageError(e.message(name));
+    raise(e);
   }
   if (decays_with_budget(o.lr_schedule) && o.min_lr > o.lr) {
     const OptionError e("min_lr", fmt::format(" is {}, above the peak --lr {}", o.min_lr, o.lr));
-    if (!name) throw e;
-    throw UsageError(e.message(name));
+    raise(e);
+  }
+  if (!o.data_dir.empty()) {
+    if (!o.train_prefix.empty() || !o.train_tsv.empty())
+      raise(OptionError(std::vector<std::string>{"data_dir", "train_prefix", "train_tsv"},
+                        "give {0} DIR or {1}/{2}, not both"));
+    if (o.valid_prefix.empty() && o.valid_tsv.empty())
+      raise(OptionError(std::vector<std::string>{"data_dir", "valid_prefix", "valid_tsv"},
+                        "{0} needs {1} PREFIX or {2} FILE: a prepared dataset holds no validation split"));
+    if (o.separate_vocab)
+      raise(OptionError(std::vector<std::string>{"separate_vocab", "data_dir"},
+                        "{0} is not supported with {1}: a prepared dataset has one joint subword model"));
+    if (o.subword_alpha > 0)
+      raise(OptionError(std::vector<std::string>{"subword_alpha", "data_dir"},
+                        "{0} re-segments the training text every epoch; {1} holds ids, not text"));
   }
   try {
     o.model.validate(name ? name : [](const std::string& key) { return fmt::format("'{}'", key); }, /*check_vocab=*/false);

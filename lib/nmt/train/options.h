@@ -42,6 +42,10 @@ inline constexpr std::array<EnumName<SubwordType>, 2> enum_names(SubwordType) {
 struct TrainOptions {
   // Data: parallel files (PREFIX.src / PREFIX.tgt) or a tab-separated pair file.
   std::string train_prefix, valid_prefix, train_tsv, valid_tsv;
+  // Or a binary dataset made by `nmt prepare` (corpora larger than memory), read in shuffled
+  // pools of data_pool pairs.
+  std::string data_dir;
+  int64_t data_pool = 1'000'000;
   std::string src_lang = "en", tgt_lang = "fr";
   size_t valid_size = 1000;
   bool strict = false;

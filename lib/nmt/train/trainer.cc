@@ -4,11 +4,15 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <fstream>
 #include <sstream>
+
+#include <unistd.h>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "nmt/data/rng.h"
 #include "nmt/models/model_io.h"
 #include "nmt/tensor/batch.h"
 #include "nmt/tensor/device.h"
@@ -34,6 +38,30 @@ std::string timestamp() {
   return buf;
 }
 
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "this host";
+  return name;
+}
+
+// Seconds since this process started (/proc/self/stat's start time, 10 ms resolution), so
+// start-up includes loading LibTorch; -1 where /proc cannot tell.
+double seconds_since_process_start() {
+  std::ifstream stat("/proc/self/stat");
+  std::string line;
+  std::getline(stat, line);
+  const size_t close = line.rfind(')');
+  if (close == std::string::npos) return -1;
+  std::istringstream fields(line.substr(close + 1));
+  std::string field;
+  for (int k = 3; k <= 22 && fields >> field; ++k) {
+  }
+  std::ifstream uptime_file("/proc/uptime");
+  double uptime = 0;
+  if (!(uptime_file >> uptime) || field.empty()) return -1;
+  return uptime - std::stod(field) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+}
+
 void print_warnings(const data::ReadReport& report) {
   for (const auto& w : report.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
 }
@@ -47,13 +75,19 @@ Corpora read_corpora(const TrainOptions& o) {
   ro.strict = o.strict;
   ro.max_chars = o.max_chars;
   Corpora c;
-  if (!o.train_prefix.empty() == !o.train_tsv.empty())
-    throw OptionError(std::vector<std::string>{"train_prefix", "train_tsv"}, "give exactly one of {0} PREFIX or {1} FILE");
   auto read = [&](const std::string& prefix, const std::string& tsv) {
     auto r = !prefix.empty() ? data::read_parallel(prefix, o.src_lang, o.tgt_lang, ro) : data::read_tsv(tsv, ro);
     print_warnings(r.report);
     return std::move(r.corpus);
   };
+  if (!o.data_dir.empty()) {  // the training pairs come from the dataset (validate_options checked --valid)
+    c.valid = read(o.valid_prefix, o.valid_tsv);
+    if (c.valid.empty()) throw RuntimeError("the validation corpus is empty");
+    return c;
+  }
+  if (!o.train_prefix.empty() == !o.train_tsv.empty())
+    throw OptionError(std::vector<std::string>{"train_prefix", "train_tsv", "data_dir"},
+                      "give exactly one of {0} PREFIX, {1} FILE or {2} DIR");
   c.train = read(o.train_prefix, o.train_tsv);
   if (!o.valid_prefix.empty() || !o.valid_tsv.empty()) {
     c.valid = read(o.valid_prefix, o.valid_tsv);
@@ -114,18 +148,36 @@ void Trainer::prepare_output_dir() {
 // Every rank reads the corpus; rank 0 makes the subword model(s) and shares them.
 void Trainer::prepare_data() {
   Corpora corpora = read_corpora(o_);
+  if (!o_.data_dir.empty()) open_dataset();
   if (is_main_ && !resuming_) make_subword_models(corpora.train);
-  auto load = [&](const char* file) {
+  std::string target_bytes;
+  auto load = [&](const char* file, std::string* bytes) {
     const fs::path path = out_ / file;
-    if (!dist_->active()) return text::SubwordModel::load(path.string());
-    const std::string bytes = dist_->share_from_main(file, is_main_ ? read_file(path.string()) : "");
-    return text::SubwordModel::load_from_serialized(bytes, is_main_ ? path.string() : fmt::format("rank 0's {}", file));
+    *bytes = is_main_ ? read_file(path.string()) : "";
+    if (dist_->active()) *bytes = dist_->share_from_main(file, *bytes);
+    return text::SubwordModel::load_from_serialized(*bytes, is_main_ ? path.string() : fmt::format("rank 0's {}", file));
   };
-  sp_.target = load(models::kSubwordFile);
-  sp_.source = o_.separate_vocab ? load(models::kSourceSubwordFile) : sp_.target;
+  sp_.target = load(models::kSubwordFile, &target_bytes);
+  std::string source_bytes;
+  sp_.source = o_.separate_vocab ? load(models::kSourceSubwordFile, &source_bytes) : sp_.target;
   o_.model.src_vocab = sp_.source.vocab_size();
   o_.model.tgt_vocab = sp_.target.vocab_size();
   o_.model.shared_vocab = !o_.separate_vocab;
+  if (dataset_) {
+    const std::string sum = data::hex64(data::fnv1a(target_bytes.data(), target_bytes.size()));
+    if (sum != dataset_->manifest().subword_checksum)
+      throw RuntimeError(fmt::format(
+          "{}: made with another subword model than {} (checksum {} against {}): prepare it with --subword-model {}",
+          o_.data_dir, (out_ / models::kSubwordFile).string(), dataset_->manifest().subword_checksum, sum,
+          (out_ / models::kSubwordFile).string()));
+    size_t unused = 0;
+    valid_ = encode_set(corpora.valid, sp_, 0, false, &unused);
+    log(fmt::format("data: {} training pairs in {} shard(s) of {} (memory-mapped, shuffled in pools of {}), {} validation "
+                    "pairs, vocabulary {}",
+                    dataset_->size(), dataset_->manifest().shards.size(), o_.data_dir, o_.data_pool, valid_.src.size(),
+                    sp_.target.vocab_size()));
+    return;
+  }
 
   size_t dropped = 0;
   train_ = encode_set(corpora.train, sp_, o_.model.max_positions - 1, true, &dropped);
@@ -153,6 +205,11 @@ void Trainer::make_subword_models(const data::ParallelCorpus& train) {
     for (const std::string& f : files)
       write_file_atomic((out_ / f).string(), read_file((fs::path(o_.init_from) / f).string()));
     log(fmt::format("starting from {}: its {} and {}", o_.init_from, fmt::join(files, ", "), models::kWeightsFile));
+    return;
+  }
+  if (dataset_) {  // the model the dataset's ids belong to
+    write_file_atomic((out_ / models::kSubwordFile).string(),
+                      read_small_file((fs::path(o_.data_dir) / data::kDatasetSubwordFile).string(), kMaxSubwordBytes));
     return;
   }
   auto make = [&](const std::vector<std::string>& sentences, bool source_side, const char* file, const char* what) {
@@ -253,50 +310,150 @@ void Trainer::sample_epoch_data() {
       std::chrono::duration<double>(Clock::now() - start).count()));
 }
 
-// An update takes `per_update` consecutive batches of the epoch's plan (the plan is a pure
-// function of seed and epoch, so every rank computes the same one): rank r takes the r-th run
-// of accum_steps of them. Every rank also knows the update's total target tokens from the
-// plan, which is what makes the summed gradient exactly the combined batch's.
+// Every rank opens its own copy (the path may differ between hosts); all must hold the dataset
+// rank 0 trains on, since every rank plans the same batches and reads the pairs of its own.
+void Trainer::open_dataset() {
+  const std::string where =
+      dist_->active() ? fmt::format("rank {} on {}: ", dist_->rank(), host_name()) : std::string();
+  try {
+    dataset_ = data::MappedDataset::open(o_.data_dir);
+  } catch (const RuntimeError& e) {
+    throw RuntimeError(where + e.what());
+  }
+  if (!dist_->active()) return;
+  const std::string mine = dataset_->manifest().to_json().at("shards").dump();
+  if (dist_->share_from_main("dataset-shards", mine) != mine)
+    throw RuntimeError(fmt::format("{}{}: not the dataset rank 0 trains on (the manifests' shards differ)", where,
+                                   o_.data_dir));
+}
+
+data::ExampleLength Trainer::example_length(size_t i) const {
+  if (!dataset_) return train_.lengths[i];
+  const data::PairLength len = dataset_->length(i);
+  return {size_t{len.src} + 1, size_t{len.tgt} + 1};
+}
+
+Batch Trainer::micro_batch(const data::Batch& examples) const {
+  std::vector<const Ids*> s, t;
+  s.reserve(examples.size());
+  t.reserve(examples.size());
+  std::vector<Ids> src, tgt;  // --data: the pairs read from the mapped shards
+  if (dataset_) {
+    src.resize(examples.size());
+    tgt.resize(examples.size());
+    for (size_t k = 0; k < examples.size(); ++k) dataset_->pair(examples[k], src[k], tgt[k]);
+  }
+  for (size_t k = 0; k < examples.size(); ++k) {
+    s.push_back(dataset_ ? &src[k] : &train_.src[examples[k]]);
+    t.push_back(dataset_ ? &tgt[k] : &train_.tgt[examples[k]]);
+  }
+  return make_batch(s, t);
+}
+
+// Pool `pool` of the epoch's order, planned as a corpus of its own; pairs longer than the model
+// takes are left out here (encode_set leaves them out of an in-memory corpus).
+std::vector<data::Batch> Trainer::pool_plan(uint64_t pool) {
+  const auto epoch = static_cast<uint64_t>(state_->saved.epoch);
+  const data::EpochPermutation order(dataset_->size(), o_.seed, epoch);
+  const std::vector<uint64_t> members = data::pool_members(order, pool, static_cast<uint64_t>(o_.data_pool));
+  const auto max_len = static_cast<size_t>(o_.model.max_positions - 1);
+  std::vector<uint64_t> kept;
+  std::vector<data::ExampleLength> lengths;
+  kept.reserve(members.size());
+  lengths.reserve(members.size());
+  for (uint64_t i : members) {
+    const data::ExampleLength len = example_length(i);
+    if (len.src > max_len || len.tgt > max_len) {
+      ++dropped_in_epoch_;
+      continue;
+    }
+    kept.push_back(i);
+    lengths.push_back(len);
+  }
+  data::BatchOptions bo;
+  bo.max_tokens = static_cast<size_t>(o_.max_tokens);
+  bo.seed = data::mix_seed(o_.seed, pool);
+  bo.shuffle = true;
+  std::vector<data::Batch> plan = data::plan_batches(lengths, bo, epoch);
+  for (data::Batch& batch : plan)
+    for (size_t& k : batch) k = kept[k];
+  return plan;
+}
+
 StopReason Trainer::run_epoch() {
   TrainState& state = state_->saved;
   if (o_.max_epochs > 0 && state.epoch > o_.max_epochs) return StopReason::kMaxEpochs;
-  if (o_.subword_alpha > 0) sample_epoch_data();
-  data::BatchOptions bo;
-  bo.max_tokens = static_cast<size_t>(o_.max_tokens);
-  bo.seed = o_.seed;
-  bo.shuffle = true;
-  const auto plan = data::plan_batches(train_.lengths, bo, static_cast<uint64_t>(state.epoch));
+  epoch_info_ = UpdateInfo();
+  epoch_info_.epoch_start = Clock::now();
+  first_plan_of_run_epoch_ = true;
+  if (!dataset_) {
+    if (o_.subword_alpha > 0) sample_epoch_data();
+    data::BatchOptions bo;
+    bo.max_tokens = static_cast<size_t>(o_.max_tokens);
+    bo.seed = o_.seed;
+    bo.shuffle = true;
+    const auto plan = data::plan_batches(train_.lengths, bo, static_cast<uint64_t>(state.epoch));
+    if (const StopReason stop = run_updates(plan, {}); stop != StopReason::kNone) return stop;
+  } else {
+    const uint64_t pools = data::pool_count(dataset_->size(), static_cast<uint64_t>(o_.data_pool));
+    for (auto pool = static_cast<uint64_t>(state.pool_in_epoch); pool < pools; ++pool) {
+      const auto plan = pool_plan(pool);
+      if (const StopReason stop = run_updates(plan, {static_cast<size_t>(pool), static_cast<size_t>(pools)});
+          stop != StopReason::kNone)
+        return stop;
+      state.pool_in_epoch = static_cast<int64_t>(pool) + 1;
+      state.batch_in_epoch = 0;
+      dataset_->release_pages();  // the pool's pages: memory stays bounded by the pool, not the corpus
+    }
+    if (dropped_in_epoch_)
+      log(fmt::format("warning: epoch {}: {} training pairs longer than {} subwords were left out", state.epoch,
+                      dropped_in_epoch_, o_.model.max_positions - 1));
+    dropped_in_epoch_ = 0;
+  }
+  state.epoch += 1;
+  state.batch_in_epoch = 0;
+  state.pool_in_epoch = 0;
+  state_->epoch_done();
+  return StopReason::kNone;
+}
+
+// An update takes `per_update` consecutive batches of the plan (a pure function of seed, epoch
+// and pool, so every rank computes the same one): rank r takes the r-th run of accum_steps of
+// them. Every rank also knows the update's total target tokens from the plan, which is what
+// makes the summed gradient exactly the combined batch's.
+StopReason Trainer::run_updates(const std::vector<data::Batch>& plan, PlanPart part) {
+  TrainState& state = state_->saved;
   const size_t per_update = static_cast<size_t>(o_.accum_steps) * static_cast<size_t>(dist_->world_size());
+  UpdateInfo& info = epoch_info_;
   const SumAcrossProcesses sum_across_processes =
-      dist_->active() ? SumAcrossProcesses([this](const std::vector<torch::Tensor>& t) { dist_->all_reduce_sum(t); })
+      dist_->active() ? SumAcrossProcesses([this, &info](const std::vector<torch::Tensor>& t) {
+        const auto start = Clock::now();
+        dist_->all_reduce_sum(t);
+        info.all_reduce_seconds += std::chrono::duration<double>(Clock::now() - start).count();
+      })
                       : SumAcrossProcesses();
-  UpdateInfo info;
-  info.plan_size = plan.size();
-  info.epoch_start = Clock::now();
-  info.epoch_first_batch = static_cast<size_t>(state.batch_in_epoch);
+  const size_t progress_offset = part.index * plan.size();
+  info.plan_size = part.count * plan.size();
+  if (first_plan_of_run_epoch_) info.epoch_first_batch = progress_offset + static_cast<size_t>(state.batch_in_epoch);
+  first_plan_of_run_epoch_ = false;
   for (size_t first = static_cast<size_t>(state.batch_in_epoch); first < plan.size(); first += per_update) {
     if (const StopReason stop = stop_before_update(); stop != StopReason::kNone) return stop;
     const size_t end = std::min(plan.size(), first + per_update);
     int64_t update_tgt_tokens = 0, update_src_tokens = 0;
     for (size_t b = first; b < end; ++b)
       for (size_t i : plan[b]) {
-        update_tgt_tokens += static_cast<int64_t>(train_.lengths[i].tgt);
-        update_src_tokens += static_cast<int64_t>(train_.lengths[i].src);
+        const data::ExampleLength len = example_length(i);
+        update_tgt_tokens += static_cast<int64_t>(len.tgt);
+        update_src_tokens += static_cast<int64_t>(len.src);
       }
     std::vector<Batch> micro_batches;
     for (int64_t k = 0; k < o_.accum_steps; ++k) {
       const size_t b = first + static_cast<size_t>(dist_->rank() * o_.accum_steps + k);
       if (b >= end) break;
-      std::vector<const Ids*> s, t;
-      s.reserve(plan[b].size());
-      t.reserve(plan[b].size());
-      for (size_t i : plan[b]) {
-        s.push_back(&train_.src[i]);
-        t.push_back(&train_.tgt[i]);
-      }
-      micro_batches.push_back(to_device(make_batch(s, t), device_));
+      micro_batches.push_back(to_device(micro_batch(plan[b]), device_));
     }
     const double lr = learning_rate(o_, state.step + 1, budget_progress_before_update());
+    info.all_reduce_seconds = 0;
     const StepResult step =
         train_step(*model_, *optimizer_, params_, micro_batches, update_tgt_tokens, o_, lr, sum_across_processes);
     state.batch_in_epoch = static_cast<int64_t>(end);
@@ -314,12 +471,13 @@ StopReason Trainer::run_epoch() {
     info.tgt_tokens = update_tgt_tokens;
     info.src_tokens = update_src_tokens;
     info.lr = lr;
-    info.batch_end = end;
+    info.batch_end = progress_offset + end;
     state_->update_done(info);
+    if (!logged_first_update_) {  // what start-up costs (corpus, subword models, model, first batch plan)
+      logged_first_update_ = true;
+      log(fmt::format("first update done {:.2f} s after the process started", seconds_since_process_start()));
+    }
   }
-  state.epoch += 1;
-  state.batch_in_epoch = 0;
-  state_->epoch_done();
   return StopReason::kNone;
 }
 

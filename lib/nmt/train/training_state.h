@@ -50,6 +50,9 @@ struct UpdateInfo {
   size_t plan_size = 0;      // batches in the epoch's plan
   size_t epoch_first_batch = 0;  // where this process started the epoch (resumed runs: mid-epoch)
   Clock::time_point epoch_start;
+  // Several processes: seconds this update spent summing gradients across them (waiting for the
+  // slowest rank included).
+  double all_reduce_seconds = 0;
 };
 
 struct ValidationResult {
