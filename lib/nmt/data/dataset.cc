@@ -263,6 +263,32 @@ PairLength MappedDataset::length(uint64_t i) const {
   return {s.lengths[2 * j], s.lengths[2 * j + 1]};
 }
 
+std::vector<PairLength> MappedDataset::lengths(const std::vector<uint64_t>& pairs) const {
+  std::vector<size_t> order(pairs.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return pairs[a] < pairs[b]; });
+  std::vector<PairLength> out(pairs.size());
+  const Shard* current = nullptr;
+  auto release = [](const Shard* s) {
+    if (!s) return;
+    const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const auto begin = reinterpret_cast<uintptr_t>(s->lengths) / page * page;
+    const auto end = reinterpret_cast<uintptr_t>(s->lengths + 2 * s->pairs);
+    ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+  };
+  for (size_t k : order) {
+    uint64_t j = 0;
+    const Shard& s = shard_of(pairs[k], &j);
+    if (&s != current) {
+      release(current);
+      current = &s;
+    }
+    out[k] = {s.lengths[2 * j], s.lengths[2 * j + 1]};
+  }
+  release(current);
+  return out;
+}
+
 void MappedDataset::pair(uint64_t i, std::vector<int>& source, std::vector<int>& target) const {
   uint64_t j = 0;
   const Shard& s = shard_of(i, &j);

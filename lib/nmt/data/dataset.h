@@ -104,8 +104,14 @@ class MappedDataset {
   const DatasetManifest& manifest() const { return manifest_; }
   const std::string& dir() const { return dir_; }
   PairLength length(uint64_t i) const;
+  // The lengths of many pairs (an epoch's pool), read in dataset order one shard at a time and
+  // each shard's pages handed back after it: memory stays at one shard's lengths, not the
+  // dataset's, and a cold page cache is read sequentially.
+  std::vector<PairLength> lengths(const std::vector<uint64_t>& pairs) const;
   void pair(uint64_t i, std::vector<int>& source, std::vector<int>& target) const;
-  // Drops the mapped pages this process has read from its memory (they stay in the page cache).
+  // Drops the mapped pages this process has read from its memory (they stay in the page cache):
+  // the trainer calls it after reading each update's pairs, so its memory does not grow with
+  // the part of the dataset it has read.
   void release_pages() const;
   // Checks every shard's checksum; RuntimeError naming the first bad shard.
   void verify() const;

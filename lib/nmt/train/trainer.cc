@@ -357,12 +357,14 @@ std::vector<data::Batch> Trainer::pool_plan(uint64_t pool) {
   const data::EpochPermutation order(dataset_->size(), o_.seed, epoch);
   const std::vector<uint64_t> members = data::pool_members(order, pool, static_cast<uint64_t>(o_.data_pool));
   const auto max_len = static_cast<size_t>(o_.model.max_positions - 1);
+  const std::vector<data::PairLength> pair_lengths = dataset_->lengths(members);
   std::vector<uint64_t> kept;
   std::vector<data::ExampleLength> lengths;
   kept.reserve(members.size());
   lengths.reserve(members.size());
-  for (uint64_t i : members) {
-    const data::ExampleLength len = example_length(i);
+  for (size_t k = 0; k < members.size(); ++k) {
+    const uint64_t i = members[k];
+    const data::ExampleLength len{size_t{pair_lengths[k].src} + 1, size_t{pair_lengths[k].tgt} + 1};
     if (len.src > max_len || len.tgt > max_len) {
       ++dropped_in_epoch_;
       continue;
@@ -403,7 +405,6 @@ StopReason Trainer::run_epoch() {
         return stop;
       state.pool_in_epoch = static_cast<int64_t>(pool) + 1;
       state.batch_in_epoch = 0;
-      dataset_->release_pages();  // the pool's pages: memory stays bounded by the pool, not the corpus
     }
     if (dropped_in_epoch_)
       log(fmt::format("warning: epoch {}: {} training pairs longer than {} subwords were left out", state.epoch,
@@ -452,6 +453,7 @@ StopReason Trainer::run_updates(const std::vector<data::Batch>& plan, PlanPart p
       if (b >= end) break;
       micro_batches.push_back(to_device(micro_batch(plan[b]), device_));
     }
+    if (dataset_) dataset_->release_pages();  // the pages just read: memory does not grow with what was read
     const double lr = learning_rate(o_, state.step + 1, budget_progress_before_update());
     info.all_reduce_seconds = 0;
     const StepResult step =
