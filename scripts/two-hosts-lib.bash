@@ -27,15 +27,15 @@ if ip netns exec "$h0" tc qdisc add dev veth0 root netem delay 0.2ms 2> /dev/nul
 fi
 
 link_limit() {  # RATE ("" = none): both directions
-  local pair
-  for pair in "$h0 veth0" "$h1 veth1"; do
-    set -- $pair "$1"
-    ip netns exec "$1" tc qdisc del dev "$2" root 2> /dev/null || true
-    [[ -z "$3" ]] && continue
+  local rate=$1 ns dev ns_dev
+  for ns_dev in "$h0:veth0" "$h1:veth1"; do
+    ns=${ns_dev%%:*} dev=${ns_dev##*:}
+    ip netns exec "$ns" tc qdisc del dev "$dev" root 2> /dev/null || true
+    [[ -z "$rate" ]] && continue
     if [[ $netem == yes ]]; then
-      ip netns exec "$1" tc qdisc add dev "$2" root netem delay 0.2ms rate "$3"
+      ip netns exec "$ns" tc qdisc add dev "$dev" root netem delay 0.2ms rate "$rate"
     else
-      ip netns exec "$1" tc qdisc add dev "$2" root tbf rate "$3" burst 1mb latency 100ms
+      ip netns exec "$ns" tc qdisc add dev "$dev" root tbf rate "$rate" burst 1mb latency 100ms
     fi
   done
 }

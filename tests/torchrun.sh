@@ -3,7 +3,8 @@
 # --nproc-per-node 2 nmt train ...` trains (the launcher serves the rendezvous store; every rank is
 # its client), and with --max-restarts 1 a rank killed (SIGKILL) mid-run makes torchrun restart
 # the group, which resumes from the last checkpoint: the run ends with the validation loss of an
-# uninterrupted one, to the last digit. A LibTorch 1.13 build refuses torchrun's store in one line
+# uninterrupted one, to the last digit; two torchrun agents with --nnodes 2 at a c10d rendezvous
+# (two nodes, here on one machine) end there too. A LibTorch 1.13 build refuses torchrun's store in one line
 # instead (its client waited without end). Skipped (77) without Python torch (the wheel's, as
 # NMT_SETUP_REFERENCE=1 scripts/setup.sh installs).
 #   tests/torchrun.sh NMT_BINARY SOURCE_DIR
@@ -49,3 +50,21 @@ grep -q "resumed from" "$work/killed.log" || { tail -30 "$work/killed.log"; echo
 got=$(last_val_loss "$work/killed")
 [[ "$got" == "$expected" ]] || { echo "FAIL: killed and restarted: $got, uninterrupted: $expected"; exit 1; }
 echo "ok: restarted after a SIGKILL, resumed, and ended at $got as the uninterrupted run"
+
+# Two nodes: two torchrun agents (one rank each, here on one machine) meet at a c10d rendezvous
+# (--nnodes 2 --rdzv-backend c10d), as on two hosts: the same job as the first, so the same loss.
+port=$("$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+node() {
+  timeout 300 "$py" -m torch.distributed.run --no-python --nnodes 2 --nproc-per-node 1 --rdzv-backend c10d \
+    --rdzv-endpoint "127.0.0.1:$port" --rdzv-id "nmt-test-$$" --monitor-interval 0.5 --max-restarts 0 \
+    "$nmt" train --preset transformer-tiny --train "$tiny" --valid "$tiny" --out "$work/nodes" \
+    --max-steps 2000 --save-every 100 --keep-last 2 --valid-every 2000 --valid-bleu false --threads 1 --device cpu
+}
+node >"$work/node0.log" 2>&1 &
+first=$!
+node >"$work/node1.log" 2>&1 || { tail -20 "$work/node1.log"; echo "FAIL: the second node"; exit 1; }
+wait "$first" || { tail -20 "$work/node0.log"; echo "FAIL: the first node"; exit 1; }
+got=$(last_val_loss "$work/nodes")
+[[ "$got" == "$expected" ]] || { echo "FAIL: two nodes: $got, one node: $expected"; exit 1; }
+echo "ok: two nodes at a c10d rendezvous ended at $got as one node with two ranks"
+

@@ -94,6 +94,19 @@ std::optional<SkipReason> make_side(std::string_view raw, const ReadOptions& opt
   return std::nullopt;
 }
 
+// Checks a raw TSV line and normalises its first two columns (later ones, the attribution in
+// newer fra.txt releases, are ignored).
+std::optional<SkipReason> split_tsv_line(std::string_view line, const ReadOptions& options, std::string* first,
+                                         std::string* second) {
+  if (std::optional<SkipReason> bad = check_raw(line)) return bad;
+  const size_t tab = line.find('\t');
+  if (tab == std::string_view::npos) return SkipReason::kMissingTab;
+  const size_t tab2 = line.find('\t', tab + 1);
+  if (std::optional<SkipReason> bad = make_side(line.substr(0, tab), options, first)) return bad;
+  return make_side(line.substr(tab + 1, tab2 == std::string_view::npos ? std::string_view::npos : tab2 - tab - 1),
+                   options, second);
+}
+
 void record(FileSkips& file, SkipReason reason, size_t line_no, const ReadOptions& options) {
   if (options.strict)
     throw RuntimeError(fmt::format("{}:{}: {}", file.path, line_no, skip_reason_text(reason)));
@@ -197,22 +210,7 @@ ReadResult read_tsv(const std::string& path, const ReadOptions& options) {
 
   std::string first, second;
   for (size_t i = 0; i < lines.size(); ++i) {
-    const std::string_view line = strip_cr(lines[i]);
-    std::optional<SkipReason> bad = check_raw(line);
-    if (!bad) {
-      const size_t tab = line.find('\t');
-      if (tab == std::string_view::npos) {
-        bad = SkipReason::kMissingTab;
-      } else {
-        // Columns after the second (the attribution in newer fra.txt releases) are ignored.
-        const size_t tab2 = line.find('\t', tab + 1);
-        const std::string_view a = line.substr(0, tab);
-        const std::string_view b =
-            line.substr(tab + 1, tab2 == std::string_view::npos ? std::string_view::npos : tab2 - tab - 1);
-        bad = make_side(a, options, &first);
-        if (!bad) bad = make_side(b, options, &second);
-      }
-    }
+    const std::optional<SkipReason> bad = split_tsv_line(strip_cr(lines[i]), options, &first, &second);
     if (bad) {
       record(skips, *bad, i + 1, options);
       ++report.skipped;
@@ -260,20 +258,7 @@ bool PairStream::next(std::string& source, std::string& target) {
     if (!files_->b) {
       if (!files_->a->next(raw[0])) break;
       ++report_.lines;
-      const std::string_view line = strip_cr(raw[0]);
-      std::optional<SkipReason> bad = check_raw(line);
-      if (!bad) {
-        const size_t tab = line.find('\t');
-        if (tab == std::string_view::npos) {
-          bad = SkipReason::kMissingTab;
-        } else {
-          const size_t tab2 = line.find('\t', tab + 1);
-          bad = make_side(line.substr(0, tab), options_, &source);
-          if (!bad)
-            bad = make_side(line.substr(tab + 1, tab2 == std::string_view::npos ? std::string_view::npos : tab2 - tab - 1),
-                            options_, &target);
-        }
-      }
+      const std::optional<SkipReason> bad = split_tsv_line(strip_cr(raw[0]), options_, &source, &target);
       if (bad) {
         record(report_.files[0], *bad, report_.lines, options_);
         ++report_.skipped;
