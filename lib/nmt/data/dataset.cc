@@ -217,8 +217,11 @@ std::unique_ptr<MappedDataset> MappedDataset::open(const std::string& dir) {
                                      st.st_size, info.bytes));
     }
     void* base = ::mmap(nullptr, info.bytes, PROT_READ, MAP_SHARED, fd, 0);
-    ::close(fd);
-    if (base == MAP_FAILED) throw RuntimeError(fmt::format("{}: cannot map: {}", s.path, std::strerror(errno)));
+    if (base == MAP_FAILED) {
+      ::close(fd);
+      throw RuntimeError(fmt::format("{}: cannot map: {}", s.path, std::strerror(errno)));
+    }
+    s.fd = fd;
     s.base = static_cast<const unsigned char*>(base);
     s.bytes = info.bytes;
     d->shards_.push_back(s);  // owned from here: the destructor unmaps it
@@ -238,16 +241,23 @@ std::unique_ptr<MappedDataset> MappedDataset::open(const std::string& dir) {
     mapped.offsets = reinterpret_cast<const uint64_t*>(s.base + l.offsets);
     mapped.lengths = reinterpret_cast<const uint16_t*>(s.base + l.lengths);
     mapped.ids = s.base + l.ids;
+    mapped.offsets_at = l.offsets;
+    mapped.lengths_at = l.lengths;
+    mapped.ids_at = l.ids;
     if (mapped.offsets[0] != 0 || mapped.offsets[pairs] != tokens)
       throw RuntimeError(fmt::format("{}: corrupt offsets", s.path));
     d->first_pair_.push_back(first);
     first += pairs;
   }
+  d->release_pages();
   return d;
 }
 
 MappedDataset::~MappedDataset() {
-  for (const Shard& s : shards_) ::munmap(const_cast<unsigned char*>(s.base), s.bytes);
+  for (const Shard& s : shards_) {
+    ::munmap(const_cast<unsigned char*>(s.base), s.bytes);
+    if (s.fd >= 0) ::close(s.fd);
+  }
 }
 
 const MappedDataset::Shard& MappedDataset::shard_of(uint64_t i, uint64_t* local) const {
@@ -257,10 +267,27 @@ const MappedDataset::Shard& MappedDataset::shard_of(uint64_t i, uint64_t* local)
   return shards_[k];
 }
 
+namespace {
+// Reads exactly `size` bytes at `at`; RuntimeError naming the file otherwise.
+void read_at(int fd, void* out, size_t size, size_t at, const std::string& path) {
+  auto* p = static_cast<char*>(out);
+  while (size > 0) {
+    const ssize_t n = ::pread(fd, p, size, static_cast<off_t>(at));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw RuntimeError(fmt::format("{}: read error: {}", path, n < 0 ? std::strerror(errno) : "unexpected end"));
+    p += n;
+    at += static_cast<size_t>(n);
+    size -= static_cast<size_t>(n);
+  }
+}
+}  // namespace
+
 PairLength MappedDataset::length(uint64_t i) const {
   uint64_t j = 0;
   const Shard& s = shard_of(i, &j);
-  return {s.lengths[2 * j], s.lengths[2 * j + 1]};
+  uint16_t len[2];
+  read_at(s.fd, len, sizeof len, s.lengths_at + 4 * j, s.path);
+  return {len[0], len[1]};
 }
 
 std::vector<PairLength> MappedDataset::lengths(const std::vector<uint64_t>& pairs) const {
@@ -268,49 +295,50 @@ std::vector<PairLength> MappedDataset::lengths(const std::vector<uint64_t>& pair
   for (size_t k = 0; k < order.size(); ++k) order[k] = k;
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return pairs[a] < pairs[b]; });
   std::vector<PairLength> out(pairs.size());
+  std::vector<uint16_t> shard_lengths;  // one shard's at a time
   const Shard* current = nullptr;
-  auto release = [](const Shard* s) {
-    if (!s) return;
-    const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-    const auto begin = reinterpret_cast<uintptr_t>(s->lengths) / page * page;
-    const auto end = reinterpret_cast<uintptr_t>(s->lengths + 2 * s->pairs);
-    ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
-  };
   for (size_t k : order) {
     uint64_t j = 0;
     const Shard& s = shard_of(pairs[k], &j);
     if (&s != current) {
-      release(current);
       current = &s;
+      shard_lengths.resize(2 * s.pairs);
+      read_at(s.fd, shard_lengths.data(), 4 * s.pairs, s.lengths_at, s.path);
     }
-    out[k] = {s.lengths[2 * j], s.lengths[2 * j + 1]};
+    out[k] = {shard_lengths[2 * j], shard_lengths[2 * j + 1]};
   }
-  release(current);
   return out;
 }
 
 void MappedDataset::pair(uint64_t i, std::vector<int>& source, std::vector<int>& target) const {
   uint64_t j = 0;
   const Shard& s = shard_of(i, &j);
-  const uint64_t begin = s.offsets[j], end = s.offsets[j + 1];
-  const uint64_t src_len = s.lengths[2 * j], tgt_len = s.lengths[2 * j + 1];
+  uint64_t offsets[2];
+  uint16_t len[2];
+  read_at(s.fd, offsets, sizeof offsets, s.offsets_at + 8 * j, s.path);
+  read_at(s.fd, len, sizeof len, s.lengths_at + 4 * j, s.path);
+  const uint64_t begin = offsets[0], end = offsets[1], src_len = len[0], tgt_len = len[1];
   if (begin > end || end > s.tokens || end - begin != src_len + tgt_len)
     throw RuntimeError(fmt::format("{}: pair {}: offsets and lengths disagree: the shard is corrupt (nmt prepare --verify)",
                                    s.path, j));
   const uint64_t vocab = static_cast<uint64_t>(manifest_.vocab_size);
+  const uint32_t width = manifest_.token_bytes;
+  std::vector<unsigned char> bytes(width * (end - begin));
+  read_at(s.fd, bytes.data(), bytes.size(), s.ids_at + width * begin, s.path);
+  auto id_at = [&](uint64_t k) -> uint64_t {
+    if (width == 2) {
+      uint16_t v;
+      std::memcpy(&v, bytes.data() + 2 * k, 2);
+      return v;
+    }
+    uint32_t v;
+    std::memcpy(&v, bytes.data() + 4 * k, 4);
+    return v;
+  };
   auto read = [&](uint64_t from, uint64_t count, std::vector<int>& out) {
     out.resize(count);
     for (uint64_t k = 0; k < count; ++k) {
-      uint64_t id = 0;
-      if (manifest_.token_bytes == 2) {
-        uint16_t v;
-        std::memcpy(&v, s.ids + 2 * (from + k), 2);
-        id = v;
-      } else {
-        uint32_t v;
-        std::memcpy(&v, s.ids + 4 * (from + k), 4);
-        id = v;
-      }
+      const uint64_t id = id_at(from + k);
       if (id >= vocab)
         throw RuntimeError(fmt::format("{}: pair {}: subword id {} outside the vocabulary of {}: the shard is corrupt "
                                        "(nmt prepare --verify)",
@@ -318,8 +346,8 @@ void MappedDataset::pair(uint64_t i, std::vector<int>& source, std::vector<int>&
       out[k] = static_cast<int>(id);
     }
   };
-  read(begin, src_len, source);
-  read(begin + src_len, tgt_len, target);
+  read(0, src_len, source);
+  read(src_len, tgt_len, target);
 }
 
 void MappedDataset::release_pages() const {

@@ -13,8 +13,10 @@
 // all little-endian (the machines nmt runs on). The manifest gives each shard's pairs, size and
 // FNV-1a checksum, and the subword model's checksum, so ids are never read with another model.
 //
-// Training maps the shards read-only: a process's memory holds the pages of the batches it is
-// reading, never the corpus (release_pages() hands read pages back).
+// Training opens the shards read-only and reads each batch's pairs with pread(): the kernel's page
+// cache holds what is hot, the process's memory only the batch. (Reading them through the mapping
+// instead grew a training's resident memory by 110 MB at 40 M pairs on Linux 6.18, which maps
+// whole large folios of the page cache on each fault.)
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -104,14 +106,13 @@ class MappedDataset {
   const DatasetManifest& manifest() const { return manifest_; }
   const std::string& dir() const { return dir_; }
   PairLength length(uint64_t i) const;
-  // The lengths of many pairs (an epoch's pool), read in dataset order one shard at a time and
-  // each shard's pages handed back after it: memory stays at one shard's lengths, not the
-  // dataset's, and a cold page cache is read sequentially.
+  // The lengths of many pairs (an epoch's pool), read in dataset order one shard's lengths at a
+  // time: memory holds one shard's lengths, not the dataset's, and a cold page cache is read
+  // sequentially.
   std::vector<PairLength> lengths(const std::vector<uint64_t>& pairs) const;
   void pair(uint64_t i, std::vector<int>& source, std::vector<int>& target) const;
-  // Drops the mapped pages this process has read from its memory (they stay in the page cache):
-  // the trainer calls it after reading each update's pairs, so its memory does not grow with
-  // the part of the dataset it has read.
+  // Drops the mapped pages this process has read (open()'s header checks, verify()) from its
+  // memory; they stay in the page cache.
   void release_pages() const;
   // Checks every shard's checksum; RuntimeError naming the first bad shard.
   void verify() const;
@@ -125,6 +126,8 @@ class MappedDataset {
     const uint64_t* offsets = nullptr;
     const uint16_t* lengths = nullptr;
     const unsigned char* ids = nullptr;
+    int fd = -1;  // pairs are read with pread: see pair()
+    size_t lengths_at = 0, offsets_at = 0, ids_at = 0;  // byte positions in the file
   };
   MappedDataset() = default;
   const Shard& shard_of(uint64_t i, uint64_t* local) const;

@@ -25,7 +25,7 @@ std::vector<OptionSpec<TrainOptions>> data_specs() {
       option("train_tsv", "--train-tsv", "Data", "Tab-separated pair file (source<TAB>target[<TAB>...])", &O::train_tsv),
       option("valid_tsv", "--valid-tsv", "Data", "Tab-separated validation pairs", &O::valid_tsv),
       option("data_dir", "--data", "Data",
-             "Train on a dataset made by `nmt prepare` (any size; memory-mapped) instead of --train/--train-tsv; "
+             "Train on a dataset made by `nmt prepare` (any size; batches read from disk) instead of --train/--train-tsv; "
              "needs --valid or --valid-tsv. The path may differ between hosts and restarts",
              &O::data_dir)
           .not_identity(),

@@ -172,7 +172,7 @@ void Trainer::prepare_data() {
           (out_ / models::kSubwordFile).string()));
     size_t unused = 0;
     valid_ = encode_set(corpora.valid, sp_, 0, false, &unused);
-    log(fmt::format("data: {} training pairs in {} shard(s) of {} (memory-mapped, shuffled in pools of {}), {} validation "
+    log(fmt::format("data: {} training pairs in {} shard(s) of {} (read from disk, shuffled in pools of {}), {} validation "
                     "pairs, vocabulary {}",
                     dataset_->size(), dataset_->manifest().shards.size(), o_.data_dir, o_.data_pool, valid_.src.size(),
                     sp_.target.vocab_size()));
@@ -453,7 +453,6 @@ StopReason Trainer::run_updates(const std::vector<data::Batch>& plan, PlanPart p
       if (b >= end) break;
       micro_batches.push_back(to_device(micro_batch(plan[b]), device_));
     }
-    if (dataset_) dataset_->release_pages();  // the pages just read: memory does not grow with what was read
     const double lr = learning_rate(o_, state.step + 1, budget_progress_before_update());
     info.all_reduce_seconds = 0;
     const StepResult step =
