@@ -30,7 +30,7 @@ run() {
   local name=$1 preset=$2 dest=$3 out="$WORK/$1"
   "$NMT" train --preset "$preset" --train "$WORK/data/train" --valid "$WORK/data/val" --seed 7 --threads 2 \
     --max-steps 50 --valid-every 25 --save-every 10 --log-every 1 --out "$out" 2> "$dest/$name.log"
-  jq -c 'del(.wall_time, .tokens_per_s)' "$out/metrics.jsonl" > "$dest/$name.metrics"
+  jq -c 'del(.wall_time, .tokens_per_s, .updates_per_s, .all_reduce_s_per_update)' "$out/metrics.jsonl" > "$dest/$name.metrics"
   (cd "$out" && sha256sum model.pt spm.model checkpoints/*/model.pt checkpoints/*/rng.pt) \
     > "$dest/$name.sha256"
 }
