@@ -185,7 +185,9 @@ TEST(EpochPermutation, IsABijectionOfEverySizeAndDiffersBetweenEpochs) {
       differs = differs || x != e2(p);
     }
     EXPECT_EQ(seen.size(), n);
-    if (n >= 17) EXPECT_TRUE(differs) << n;
+    if (n >= 17) {
+      EXPECT_TRUE(differs) << n;
+    }
   }
 }
 
