@@ -25,6 +25,7 @@
 #include "nmt/data/batching.h"
 #include "nmt/data/corpus.h"
 #include "nmt/decode/translator.h"
+#include "nmt/kernels/fused_switch.h"
 #include "nmt/models/flops.h"
 #include "nmt/models/model_io.h"
 #include "nmt/quant/int8_gemm.h"
@@ -166,8 +167,12 @@ void add_train(CLI::App& bench) {
   cmd->add_option("--dump-batches", *dump_batches,
                   "Write the warm-up + timed batches as JSON lines {\"src\": [[ids]], \"tgt\": [[ids]]} (no BOS/EOS)");
   cmd->add_option("--dump-config", *dump_config, "Write the model's config.json (for the PyTorch reference)");
-  cmd->callback([a, steps, warmup, dump_batches, dump_config] {
+  auto unfused = std::make_shared<bool>(false);
+  cmd->add_flag("--unfused", *unfused,
+                "ATen's operators and torch::optim::Adam only, without nmt's fused training kernels (to measure what they bring)");
+  cmd->callback([a, steps, warmup, dump_batches, dump_config, unfused] {
     const train::TrainOptions options = a->options();
+    kernels::set_fused_training_kernels(!*unfused);
     set_threads(options.threads);
     keep_freed_memory_for_reuse();  // as nmt train does
     const torch::Device device = resolve_device(options.device);
@@ -224,7 +229,7 @@ void add_train(CLI::App& bench) {
     }
     synchronize(device);
     const double secs = seconds_since(t0);
-    std::cout << nlohmann::json{{"impl", "nmt"}, {"model", o.model.type}, {"preset", a->preset()}, {"steps", *steps},
+    std::cout << nlohmann::json{{"impl", "nmt"}, {"fused", !*unfused}, {"model", o.model.type}, {"preset", a->preset()}, {"steps", *steps},
                                 {"device", device.str()}, {"bf16", o.bf16}, {"peak_gpu_mb", peak_gpu_mb(device)},
                                 {"seconds", secs}, {"tokens", tokens}, {"tokens_per_s", tokens / secs},
                                 {"matmul_flops", flops}, {"gflops", flops / secs / 1e9},

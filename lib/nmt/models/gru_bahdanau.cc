@@ -1,5 +1,6 @@
 #include "nmt/models/gru_bahdanau.h"
 #include "nmt/models/architecture.h"
+#include "nmt/models/fused_recurrent.h"
 #include "nmt/models/init.h"
 
 #include <algorithm>
@@ -45,6 +46,14 @@ torch::Tensor AdditiveAttentionImpl::forward(const torch::Tensor& query, const t
   const int64_t rows = query.size(0), sources = projected_keys.size(0);
   TORCH_CHECK(rows % sources == 0, "additive attention: ", rows, " queries for ", sources, " sources");
   const int64_t beams = rows / sources;
+  if (beams == 1 && fused_recurrence_applies(projected_keys)) {
+    auto scores = fused_additive_scores(w_q_(query), projected_keys, v_->weight);
+    if (mask.defined()) scores = scores + mask;
+    auto attn = torch::softmax(scores, -1);
+    if (weights) *weights = attn;
+    if (options.dropout() > 0 && is_training()) attn = dropout_(attn);
+    return torch::bmm(attn.unsqueeze(1), values).view({rows, -1});
+  }
   auto features = torch::tanh(w_q_(query).view({sources, beams, 1, -1}) + projected_keys.unsqueeze(1));
   auto scores = v_(features).squeeze(-1);
   if (mask.defined()) scores = scores + mask.unsqueeze(1);
@@ -68,6 +77,7 @@ GruEncoderImpl::GruEncoderImpl(GruEncoderOptions options_, torch::nn::Embedding 
 
 torch::Tensor GruEncoderImpl::forward(const torch::Tensor& src, const torch::Tensor& src_mask) {
   namespace rnn = torch::nn::utils::rnn;
+  if (fused_recurrence_applies(table_->weight)) return forward_fused(src, src_mask);
   const int64_t S = src.size(1);
   auto x = dropout_(table_(src));
   // Packing runs each sentence over its real tokens only. A fully padded row (length 0,
@@ -78,6 +88,52 @@ torch::Tensor GruEncoderImpl::forward(const torch::Tensor& src, const torch::Ten
   auto out = std::get<0>(rnn::pad_packed_sequence(packed_out, /*batch_first=*/true, 0.0, S));
   if (options.bidirectional()) out = projection_(out);
   return out * src_mask.unsqueeze(-1).to(out.dtype());
+}
+
+torch::Tensor GruEncoderImpl::packed_order_dropout(const torch::Tensor& x, const torch::Tensor& lengths) {
+  namespace rnn = torch::nn::utils::rnn;
+  const int64_t B = x.size(0), S = x.size(1), width = x.size(2);
+  const double p = options.dropout();
+  // Each padded position's flat index, packed: the packed order of the positions.
+  auto positions = torch::arange(B * S, torch::kLong).view({B, S, 1});
+  auto packed = rnn::pack_padded_sequence(positions, lengths, /*batch_first=*/true, /*enforce_sorted=*/false).data();
+  // at::dropout's own draw (ATen's _dropout_impl): bernoulli_(1 - p), then divided by 1 - p.
+  auto noise = torch::empty({packed.size(0), width}, x.options()).bernoulli_(1 - p).div_(1 - p);
+  auto laid_out = torch::zeros({B * S, width}, x.options()).index_copy_(0, packed.view({-1}), noise);
+  return x * laid_out.view({B, S, width});
+}
+
+torch::Tensor GruEncoderImpl::forward_fused(const torch::Tensor& src, const torch::Tensor& src_mask) {
+  const int64_t S = src.size(1), L = options.layers();
+  auto x = dropout_(table_(src));
+  // As the packed path: a fully padded row runs one step over padding (zeroed at the end).
+  auto lengths = src_mask.sum(1).clamp_min(1).to(torch::kCPU, torch::kLong);
+  auto active = (torch::arange(S, torch::kLong).unsqueeze(0) < lengths.unsqueeze(1)).to(torch::kUInt8);  // [B,S]
+  auto steps_active = active.t().contiguous();  // [S,B]: one row of flags per step
+  auto weights = gru_->named_parameters(/*recurse=*/false);
+  const int64_t directions = options.bidirectional() ? 2 : 1;
+  for (int64_t l = 0; l < L; ++l) {
+    std::vector<torch::Tensor> direction_outputs;
+    for (int64_t d = 0; d < directions; ++d) {
+      const std::string suffix = "_l" + std::to_string(l) + (d == 1 ? "_reverse" : "");
+      auto input_gates = F::linear(x, weights["weight_ih" + suffix], weights["bias_ih" + suffix]).unbind(1);
+      const auto& w_hh = weights["weight_hh" + suffix];
+      const auto& b_hh = weights["bias_hh" + suffix];
+      auto h = torch::zeros({x.size(0), options.hidden()}, x.options());
+      std::vector<torch::Tensor> states(static_cast<size_t>(S));
+      for (int64_t i = 0; i < S; ++i) {
+        const int64_t t = d == 1 ? S - 1 - i : i;
+        h = fused_gru_cell(input_gates[static_cast<size_t>(t)], F::linear(h, w_hh, b_hh), h, steps_active[t]);
+        states[static_cast<size_t>(t)] = h;
+      }
+      // A finished sentence's state is held, not output: its positions are zero, as unpacking gives.
+      direction_outputs.push_back(torch::stack(states, 1) * active.unsqueeze(-1).to(x.dtype()));
+    }
+    x = directions == 1 ? direction_outputs[0] : torch::cat(direction_outputs, -1);
+    if (l + 1 < L && options.dropout() > 0 && is_training()) x = packed_order_dropout(x, lengths);
+  }
+  if (options.bidirectional()) x = projection_(x);
+  return x * src_mask.unsqueeze(-1).to(x.dtype());
 }
 
 // ---------------------------------------------------------------------------------------
@@ -122,6 +178,7 @@ torch::Tensor BahdanauDecoderImpl::deep_output(const torch::Tensor& s, const tor
 
 torch::Tensor BahdanauDecoderImpl::forward(const torch::Tensor& tgt_in, const torch::Tensor& memory,
                                            const torch::Tensor& src_mask) {
+  if (fused_recurrence_applies(memory)) return forward_fused(tgt_in, memory, src_mask);
   const int64_t T = tgt_in.size(1);
   auto keys = attention_->project_keys(memory);                 // once per sentence
   auto mask = AdditiveAttentionImpl::additive_mask(src_mask);
@@ -136,6 +193,44 @@ torch::Tensor BahdanauDecoderImpl::forward(const torch::Tensor& tgt_in, const to
     contexts.push_back(c);
   }
   // The deep output needs no recurrence: one batched matmul over all positions.
+  return deep_output(torch::stack(outputs, 1), torch::stack(contexts, 1), embedded);
+}
+
+torch::Tensor BahdanauDecoderImpl::forward_fused(const torch::Tensor& tgt_in, const torch::Tensor& memory,
+                                                 const torch::Tensor& src_mask) {
+  const int64_t T = tgt_in.size(1), E = options.embedding(), H = options.hidden(), L = options.layers();
+  auto keys = attention_->project_keys(memory);
+  auto mask = AdditiveAttentionImpl::additive_mask(src_mask);
+  auto embedded = dropout_(table_(tgt_in));
+  auto initial = initial_state(memory, src_mask);  // [B,L,H]
+  std::vector<torch::Tensor> h(static_cast<size_t>(L));
+  for (int64_t l = 0; l < L; ++l) h[static_cast<size_t>(l)] = initial.select(1, l);
+  auto weights = gru_->named_parameters(/*recurse=*/false);
+  auto param = [&](const char* name, int64_t l) { return weights[std::string(name) + std::to_string(l)]; };
+  // The first layer's input is [e_t ; c_t]: e_t's share of its gates (and the bias) for every
+  // position at once; unbind makes one backward node for all the positions.
+  auto w_ih0 = param("weight_ih_l", 0);
+  auto embedded_gates = F::linear(embedded, w_ih0.narrow(1, 0, E), param("bias_ih_l", 0)).unbind(1);
+  auto w_context = w_ih0.narrow(1, E, H).t();
+  const double between_layers = L > 1 ? options.dropout() : 0.0;  // as torch::nn::GRU applies it
+  std::vector<torch::Tensor> outputs, contexts;
+  outputs.reserve(T);
+  contexts.reserve(T);
+  for (int64_t t = 0; t < T; ++t) {
+    auto context = attention_->forward(h.back(), keys, memory, mask, nullptr);
+    auto input_gates = torch::addmm(embedded_gates[static_cast<size_t>(t)], context, w_context);
+    for (int64_t l = 0; l < L; ++l) {
+      auto& state = h[static_cast<size_t>(l)];
+      if (l > 0) {
+        auto below = h[static_cast<size_t>(l - 1)];
+        if (between_layers > 0 && is_training()) below = F::dropout(below, F::DropoutFuncOptions().p(between_layers));
+        input_gates = F::linear(below, param("weight_ih_l", l), param("bias_ih_l", l));
+      }
+      state = fused_gru_cell(input_gates, F::linear(state, param("weight_hh_l", l), param("bias_hh_l", l)), state);
+    }
+    outputs.push_back(h.back());
+    contexts.push_back(context);
+  }
   return deep_output(torch::stack(outputs, 1), torch::stack(contexts, 1), embedded);
 }
 

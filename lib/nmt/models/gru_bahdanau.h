@@ -86,6 +86,16 @@ class GruEncoderImpl : public torch::nn::Module {
   GruEncoderOptions options;
 
  private:
+  // forward() in training on the CPU: the GRU through the fused cell (nmt/models/fused_recurrent.h)
+  // over the padded batch, each row's state held where its sentence has no token, every step's
+  // input gates in one product per layer and direction. The same function as the packed GRU,
+  // dropout masks included.
+  torch::Tensor forward_fused(const torch::Tensor& src, const torch::Tensor& src_mask);
+  // The dropout torch::nn::GRU applies between layers, drawn as it draws it: over the packed
+  // sequence's positions (the real tokens, time-major, longest sentence first), then laid out
+  // over the padded batch [B,S,width].
+  torch::Tensor packed_order_dropout(const torch::Tensor& x, const torch::Tensor& lengths);
+
   torch::nn::Embedding table_{nullptr};
   torch::nn::GRU gru_{nullptr};
   QuantizableLinear projection_{nullptr};  // bidirectional only
@@ -129,6 +139,10 @@ class BahdanauDecoderImpl : public torch::nn::Module {
                                                 const torch::Tensor& projected_keys, const torch::Tensor& memory,
                                                 const torch::Tensor& additive_mask, torch::Tensor* weights);
   torch::Tensor deep_output(const torch::Tensor& s, const torch::Tensor& c, const torch::Tensor& e);
+  // forward() in training on the CPU: the same function through the fused kernels
+  // (nmt/models/fused_recurrent.h), with the embeddings' share of the first layer's input gates
+  // computed for all positions in one product.
+  torch::Tensor forward_fused(const torch::Tensor& tgt_in, const torch::Tensor& memory, const torch::Tensor& src_mask);
 
   torch::nn::Embedding table_{nullptr};
   AdditiveAttention attention_{nullptr};

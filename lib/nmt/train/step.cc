@@ -6,8 +6,12 @@
 #include <string>
 #include <type_traits>
 
+#include <ATen/Parallel.h>
 #include <ATen/autocast_mode.h>
 #include <torch/version.h>
+
+#include "nmt/kernels/adam.h"
+#include "nmt/kernels/fused_switch.h"
 
 namespace nmt::train {
 
@@ -57,45 +61,89 @@ Key state_key(const torch::Tensor& p) {
 }
 }  // namespace
 
-bool fused_adam_step(torch::optim::Adam& optimizer) {
-  using Key = typename std::decay_t<decltype(optimizer.state())>::key_type;
+namespace {
+// What a fused Adam step needs: every parameter with a gradient, its moments and state, one
+// step count and one set of hyperparameters. Empty where a fused kernel does not apply.
+struct AdamTensors {
   std::vector<torch::Tensor> params, grads, exp_avgs, exp_avg_sqs;
   std::vector<torch::optim::AdamParamState*> states;
-  auto& state = optimizer.state();
   int64_t step = -1;
+};
+
+bool same_hyperparameters(const torch::optim::AdamOptions& a, const torch::optim::AdamOptions& b) {
+  return !a.amsgrad() && a.lr() == b.lr() && a.betas() == b.betas() && a.eps() == b.eps() &&
+         a.weight_decay() == b.weight_decay();
+}
+
+AdamTensors gather_adam_tensors(torch::optim::Adam& optimizer) {
+  using Key = typename std::decay_t<decltype(optimizer.state())>::key_type;
+  AdamTensors t;
+  auto& state = optimizer.state();
   const auto& first = static_cast<const torch::optim::AdamOptions&>(optimizer.param_groups().front().options());
   for (auto& group : optimizer.param_groups()) {
-    const auto& g = static_cast<const torch::optim::AdamOptions&>(group.options());
-    if (g.amsgrad() || g.lr() != first.lr() || g.betas() != first.betas() || g.eps() != first.eps() ||
-        g.weight_decay() != first.weight_decay())
-      return false;
+    if (!same_hyperparameters(static_cast<const torch::optim::AdamOptions&>(group.options()), first)) return {};
     for (auto& p : group.params()) {
       if (!p.grad().defined()) continue;
-      if (p.scalar_type() != torch::kFloat || p.grad().is_sparse() || p.device() != p.grad().device()) return false;
+      if (p.scalar_type() != torch::kFloat || p.grad().is_sparse() || p.device() != p.grad().device()) return {};
       auto it = state.find(state_key<Key>(p));
-      if (it == state.end()) return false;
+      if (it == state.end()) return {};
       auto* s = static_cast<torch::optim::AdamParamState*>(it->second.get());
-      if (step >= 0 && s->step() != step) return false;
-      step = s->step();
-      params.push_back(p);
-      grads.push_back(p.grad());
-      exp_avgs.push_back(s->exp_avg());
-      exp_avg_sqs.push_back(s->exp_avg_sq());
-      states.push_back(s);
+      if (t.step >= 0 && s->step() != t.step) return {};
+      t.step = s->step();
+      t.params.push_back(p);
+      t.grads.push_back(p.grad());
+      t.exp_avgs.push_back(s->exp_avg());
+      t.exp_avg_sqs.push_back(s->exp_avg_sq());
+      t.states.push_back(s);
     }
   }
-  if (params.empty()) return false;
-  if (!params.front().is_cuda() && !(TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)))
-    return false;  // 1.13's kernel is CUDA-only
+  return t;
+}
+
+bool all_contiguous(const AdamTensors& t) {
+  for (size_t i = 0; i < t.params.size(); ++i)
+    if (!t.params[i].is_contiguous() || !t.grads[i].is_contiguous() || !t.exp_avgs[i].is_contiguous() ||
+        !t.exp_avg_sqs[i].is_contiguous())
+      return false;
+  return true;
+}
+
+// nmt's own kernel (nmt/kernels/adam.h), parameter by parameter, elements split over the threads.
+void cpu_adam(const AdamTensors& t, const torch::optim::AdamOptions& o) {
+  const auto c = kernels::adam_coefficients(o.lr(), std::get<0>(o.betas()), std::get<1>(o.betas()), o.eps(),
+                                            o.weight_decay(), t.step + 1);
+  const auto kernel = kernels::best_adam_kernel();
+  for (size_t i = 0; i < t.params.size(); ++i) {
+    float* p = t.params[i].data_ptr<float>();
+    const float* g = t.grads[i].data_ptr<float>();
+    float* m = t.exp_avgs[i].data_ptr<float>();
+    float* v = t.exp_avg_sqs[i].data_ptr<float>();
+    at::parallel_for(0, t.params[i].numel(), 32768, [&](int64_t begin, int64_t end) {
+      kernels::adam_update(p, g, m, v, begin, end, c, kernel);
+    });
+  }
+}
+}  // namespace
+
+bool fused_adam_step(torch::optim::Adam& optimizer) {
+  AdamTensors t = gather_adam_tensors(optimizer);
+  if (t.params.empty()) return false;
+  const auto& first = static_cast<const torch::optim::AdamOptions&>(optimizer.param_groups().front().options());
   torch::NoGradGuard no_grad;
-  // The kernel reads each parameter's step count (already incremented, as PyTorch's _fused_adam
-  // does before calling it) from a float tensor on the parameters' device; one shared tensor,
-  // filled there, costs no host-to-device copy.
-  const auto step_count = torch::full({}, static_cast<double>(step + 1), params.front().options());
-  const std::vector<torch::Tensor> steps(params.size(), step_count);
-  at::_fused_adam_(params, grads, exp_avgs, exp_avg_sqs, {}, steps, first.lr(), std::get<0>(first.betas()),
-                   std::get<1>(first.betas()), first.weight_decay(), first.eps(), /*amsgrad=*/false, /*maximize=*/false);
-  for (auto* s : states) s->step(step + 1);
+  if (t.params.front().is_cuda()) {
+    // The kernel reads each parameter's step count (already incremented, as PyTorch's _fused_adam
+    // does before calling it) from a float tensor on the parameters' device; one shared tensor,
+    // filled there, costs no host-to-device copy.
+    const auto step_count = torch::full({}, static_cast<double>(t.step + 1), t.params.front().options());
+    const std::vector<torch::Tensor> steps(t.params.size(), step_count);
+    at::_fused_adam_(t.params, t.grads, t.exp_avgs, t.exp_avg_sqs, {}, steps, first.lr(), std::get<0>(first.betas()),
+                     std::get<1>(first.betas()), first.weight_decay(), first.eps(), /*amsgrad=*/false,
+                     /*maximize=*/false);
+  } else {
+    if (!t.params.front().device().is_cpu() || !all_contiguous(t)) return false;
+    cpu_adam(t, first);
+  }
+  for (auto* s : t.states) s->step(t.step + 1);
   return true;
 }
 
@@ -212,8 +260,7 @@ StepResult train_step(models::Seq2SeqModelImpl& model, torch::optim::Adam& optim
     return r;
   }
   if (o.clip_norm > 0) clip_gradients(params, norm, o.clip_norm);
-  const bool on_gpu = !params.empty() && params.front().is_cuda();
-  if (!on_gpu || !fused_adam_step(optimizer)) optimizer.step();
+  if (!kernels::fused_training_kernels_enabled() || !fused_adam_step(optimizer)) optimizer.step();
   r.applied = true;
   return r;
 }

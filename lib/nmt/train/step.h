@@ -27,16 +27,15 @@ double budget_progress(const TrainOptions& o, int64_t step, double elapsed_s);
 double learning_rate(const TrainOptions& o, int64_t step, double progress = 0);
 void set_lr(torch::optim::Adam& optimizer, double lr);
 
-// Adam's update of every parameter that has a gradient, in one fused LibTorch kernel
-// (at::_fused_adam_, PyTorch's `fused=True`) on the optimizer's own state, so checkpoints and
-// --resume are unchanged. torch::optim::Adam::step launches about ten kernels per parameter
-// tensor (over 2,000 for transformer-base), which on a GPU costs more host time than the
-// model's forward pass at small batches. Returns false, having changed nothing, where the fused
-// kernel does not apply: a parameter without Adam state yet (the first update: `step()` makes
-// it), not float32, sparse, amsgrad, parameters at different step counts, or a device
-// without the kernel (LibTorch 1.13 has it for CUDA only, 2.4+ for the CPU too). The trainer
-// uses it on CUDA only: on the CPU the per-tensor loop is bit-for-bit what the Python reference
-// and earlier checkpoints computed.
+// Adam's update of every parameter that has a gradient, fused, on the optimizer's own state, so
+// checkpoints and --resume are unchanged: on CUDA LibTorch's kernel (at::_fused_adam_, PyTorch's
+// `fused=True`; torch::optim::Adam::step launches about ten kernels per parameter tensor, over
+// 2,000 for transformer-base, which costs more host time than the model's forward pass at small
+// batches), on the CPU nmt's own (nmt/kernels/adam.h: one pass over each parameter instead of ten;
+// it agrees with torch::optim::Adam to float rounding, not bit for bit). Returns false, having
+// changed nothing, where it does not apply: a parameter without Adam state yet (the first update:
+// `step()` makes it), not float32, sparse, not contiguous, amsgrad, or parameters at different
+// step counts. train_step uses it unless nmt::kernels::set_fused_training_kernels(false).
 bool fused_adam_step(torch::optim::Adam& optimizer);
 
 struct StepResult {
