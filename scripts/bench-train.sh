@@ -43,9 +43,12 @@ done
 mkdir -p "$OUT"
 RES="$OUT/results.jsonl"
 : > "$RES"
-record() { printf '{"key": "%s", "round": %s, "result": %s}\n' "$1" "$2" "$3" >> "$RES"; }
+record() { # record KEY ROUND JSON: a run that printed no JSON object stops the benchmark
+  [[ "$3" == "{"* ]] || die "$1 (round $2) failed; its output: ${3:-nothing}"
+  printf '{"key": "%s", "round": %s, "result": %s}\n' "$1" "$2" "$3" >> "$RES"
+}
 
-peak=$("$NMT" bench matmul --threads "$T")
+peak=$("$NMT" bench matmul --threads "$T") || die "nmt bench matmul failed"
 record peak 0 "$peak"
 core=$("$PY" -c 'import json,sys; print(json.loads(sys.argv[1]).get("blas_core", ""))' "$peak")
 [[ -n "$core" && -z "${OPENBLAS_CORETYPE:-}" ]] && export OPENBLAS_CORETYPE="$core"
@@ -66,14 +69,18 @@ for round in $(seq 1 "$ROUNDS"); do
     args=(--preset "$name" --train "$TRAIN" --spm "$OUT/$name/spm.model" --threads "$T" --max-tokens "$max_tokens"
           --warmup "$warmup" --steps "$steps")
     log "round $round/$ROUNDS: $name, nmt"
-    record "$name/nmt" "$round" "$("$NMT" bench train "${args[@]}" --dump-batches "$OUT/$name.batches.jsonl" \
-      --dump-config "$OUT/$name.config.json")"
+    result=$("$NMT" bench train "${args[@]}" --dump-batches "$OUT/$name.batches.jsonl" \
+      --dump-config "$OUT/$name.config.json") || die "$name: nmt bench train failed"
+    record "$name/nmt" "$round" "$result"
     log "round $round/$ROUNDS: $name, nmt --unfused"
-    record "$name/unfused" "$round" "$("$NMT" bench train "${args[@]}" --unfused)"
+    result=$("$NMT" bench train "${args[@]}" --unfused) || die "$name: nmt bench train --unfused failed"
+    record "$name/unfused" "$round" "$result"
     log "round $round/$ROUNDS: $name, PyTorch eager"
     # The reference's best setting measured here: T intra-op threads, OpenBLAS 1.
-    record "$name/torch" "$round" "$(OPENBLAS_NUM_THREADS=1 "$PY" "$REF" train --config "$OUT/$name.config.json" \
-      --batches "$OUT/$name.batches.jsonl" --warmup "$warmup" --steps "$steps" --threads "$T" | tail -n 1)"
+    result=$(OPENBLAS_NUM_THREADS=1 "$PY" "$REF" train --config "$OUT/$name.config.json" \
+      --batches "$OUT/$name.batches.jsonl" --warmup "$warmup" --steps "$steps" --threads "$T" | tail -n 1) ||
+      die "$name: the PyTorch reference failed"
+    record "$name/torch" "$round" "$result"
   done
 done
 

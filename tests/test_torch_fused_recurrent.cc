@@ -56,14 +56,14 @@ TEST(FusedRecurrent, AdditiveScoresMatchTanhAndLinearInValueAndGradient) {
         << names[i] << ": " << (fused_grads[i] - ref_grads[i]).abs().max();
 }
 
-ModelConfig gru_config(int64_t layers, double dropout) {
+ModelConfig gru_config(int64_t layers, double dropout, bool bidirectional) {
   ModelConfig c;
   c.type = "gru";
   c.src_vocab = c.tgt_vocab = 41;
   c.embedding = 12;
   c.hidden = 16;
   c.rnn_layers = layers;
-  c.bidirectional = true;
+  c.bidirectional = bidirectional;
   c.dropout = dropout;
   c.attention_dropout = dropout;
   return c;
@@ -97,16 +97,19 @@ LossAndGrads train_step(const ModelConfig& config, bool fused) {
 
 TEST(FusedRecurrent, GruModelTrainsAsTheUnfusedPathWithAndWithoutDropout) {
   FusedSwitch restore;
-  for (int64_t layers : {1, 2}) {
-    for (double dropout : {0.0, 0.3}) {
-      const auto config = gru_config(layers, dropout);
-      auto fused = train_step(config, true), plain = train_step(config, false);
-      EXPECT_NEAR(fused.loss, plain.loss, 1e-5) << layers << " layers, dropout " << dropout;
-      ASSERT_EQ(fused.grads.size(), plain.grads.size());
-      for (size_t i = 0; i < fused.grads.size(); ++i)
-        EXPECT_TRUE(torch::allclose(fused.grads[i], plain.grads[i], 1e-4, 1e-6))
-            << "parameter " << i << ", " << layers << " layers, dropout " << dropout << ": "
-            << (fused.grads[i] - plain.grads[i]).abs().max();
+  for (bool bidirectional : {true, false}) {
+    for (int64_t layers : {1, 2}) {
+      for (double dropout : {0.0, 0.3}) {
+        const auto config = gru_config(layers, dropout, bidirectional);
+        const std::string which = std::to_string(layers) + " layers, dropout " + std::to_string(dropout) +
+                                  (bidirectional ? ", bidirectional" : ", one direction");
+        auto fused = train_step(config, true), plain = train_step(config, false);
+        EXPECT_NEAR(fused.loss, plain.loss, 1e-5) << which;
+        ASSERT_EQ(fused.grads.size(), plain.grads.size());
+        for (size_t i = 0; i < fused.grads.size(); ++i)
+          EXPECT_TRUE(torch::allclose(fused.grads[i], plain.grads[i], 1e-4, 1e-6))
+              << "parameter " << i << ", " << which << ": " << (fused.grads[i] - plain.grads[i]).abs().max();
+      }
     }
   }
 }

@@ -22,8 +22,10 @@ and one thread, it is nmt bit for bit: initialisation replays nmt's constructors
 order (the same generator), so seed S gives nmt's random weights; dropout masks, gradients,
 clipping and Adam updates are identical (checked over 3 updates against nmt checkpoints, both
 models), so `train` reported the same final_loss as `nmt bench train` to the last digit until
-nmt's fused CPU loss (nmt/kernels/softmax_xent.h: its own exp, sums in double) replaced
-log_softmax: now the two agree to ~7 significant digits (7.623727 after 4 gru-small steps); the
+nmt's fused CPU kernels replaced ATen's operators (the loss, nmt/kernels/softmax_xent.h: its own
+exp, sums in double; the GRU cell and attention scores, nmt/kernels/recurrent.h; Adam's update,
+nmt/kernels/adam.h): now the two agree to ~6 significant digits (`nmt bench train --unfused`
+still runs ATen's GRU and torch::optim::Adam; dropout masks are drawn as before); the
 greedy output ids (--out) are byte for byte those of `nmt bench translate --dump-hyp-ids`.
 Three places needed LibTorch's arithmetic rather than the Python idiom (see Linear,
 label_smoothed_loss, clip_gradients); none changes the cost.
@@ -74,6 +76,7 @@ thread and OpenBLAS T (openblas_set_num_threads) when OpenBLAS is present; to re
 split here, pass `--threads 1 --blas-threads T` (calls openblas_set_num_threads via ctypes).
 """
 import argparse
+import contextlib
 import ctypes
 import json
 import math
@@ -766,7 +769,9 @@ def cmd_train(a):
     def step(b):
         optimizer.zero_grad(set_to_none=True)
         # --bf16: the forward pass under bf16 autocast, as nmt train --bf16 (CUDA only)
-        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=a.bf16):
+        # (entered only with --bf16: PyTorch 1.13 checks bf16 support even when disabled, and a
+        # CPU-only build has no CUDA to ask)
+        with torch.autocast("cuda", dtype=torch.bfloat16) if a.bf16 else contextlib.nullcontext():
             logits = model(b["src"], b["src_mask"], b["tgt_in"])
         loss = label_smoothed_loss(logits.float(), b["tgt_out"], tc.label_smoothing)
         div_scalar(loss, float(b["tgt_tokens"])).backward()

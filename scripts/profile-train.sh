@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Where a training update's time goes: `perf record` over `nmt bench train`, the samples summed
+# by kind (the BLAS's matrix products and their packing, nmt's fused kernels, LibTorch's other
+# kernels, threads waiting, the allocator and page faults, the rest) into one table.
+#
+#   bash scripts/profile-train.sh transformer-small [NMT_BINARY]
+#
+# Needs `perf` (Debian: linux-perf) and a subword model from `nmt bench init --preset MODEL
+# --train DATA/train --out DIR` (NMT_PROFILE_SPM; default: one is made in NMT_PROFILE_OUT).
+# Knobs: NMT_DATA, NMT_BENCH_THREADS (2), NMT_PROFILE_OUT (build/profile-train).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+MODEL=${1:-}
+NMT=${2:-${NMT_BINARY:-$ROOT/build/nmt}}
+DATA=${NMT_DATA:-$ROOT/../shared/data}
+T=${NMT_BENCH_THREADS:-2}
+OUT=${NMT_PROFILE_OUT:-$ROOT/build/profile-train}
+die() { echo "profile-train: $*" >&2; exit 2; }
+case "$MODEL" in
+  transformer-small) shape=(--max-tokens 4096 --warmup 3 --steps 10) ;;
+  transformer-base) shape=(--max-tokens 1500 --warmup 1 --steps 3) ;;
+  gru-small) shape=(--max-tokens 2500 --warmup 3 --steps 10) ;;
+  *) die "usage: profile-train.sh transformer-small|transformer-base|gru-small [NMT_BINARY]" ;;
+esac
+command -v perf > /dev/null || die "perf not found (Debian: apt-get install linux-perf)"
+[[ -x "$NMT" ]] || die "$NMT not found; build first"
+[[ -f "$DATA/multi30k/train.en" ]] || die "Multi30k not found under $DATA (set NMT_DATA)"
+mkdir -p "$OUT"
+spm=${NMT_PROFILE_SPM:-$OUT/$MODEL/spm.model}
+if [[ ! -f "$spm" ]]; then
+  rm -rf "$OUT/$MODEL"
+  "$NMT" bench init --preset "$MODEL" --train "$DATA/multi30k/train" --out "$OUT/$MODEL" --threads "$T" > /dev/null
+fi
+perf record -F 999 -o "$OUT/$MODEL.perf" -- "$NMT" bench train --preset "$MODEL" --train "$DATA/multi30k/train" \
+  --spm "$spm" --threads "$T" "${shape[@]}" > "$OUT/$MODEL.json" 2> "$OUT/$MODEL.perf.log" ||
+  die "perf record failed: $(tail -n 3 "$OUT/$MODEL.perf.log")"
+perf report -i "$OUT/$MODEL.perf" --no-children --sort dso,sym --stdio -g none 2> /dev/null |
+  python3 -c '
+import re, sys
+kinds = {"BLAS: matrix products and their packing": 0, "nmt fused kernels": 0, "LibTorch: other kernels": 0,
+         "threads waiting (OpenMP, yield, scheduler)": 0, "allocator and page faults": 0, "set-up (SentencePiece, loading)": 0,
+         "other": 0}
+for line in sys.stdin:
+    m = re.match(r"\s*([0-9.]+)%\s+(\S+)\s+\[(.)\]\s+(.*)", line)
+    if not m:
+        continue
+    pct, dso, sym = float(m.group(1)), m.group(2), m.group(4)
+    if "openblas" in dso or "mkl" in dso.lower() or re.search(r"gemm|sgemm|mkl_blas", sym):
+        k = "BLAS: matrix products and their packing"
+    elif "nmt::kernels" in sym:
+        k = "nmt fused kernels"
+    elif re.search(r"gomp|iomp", dso) or re.search(r"sched|yield|futex|finish_task_switch|kmp_", sym, re.I):
+        k = "threads waiting (OpenMP, yield, scheduler)"
+    elif re.search(r"malloc|free|page_fault|memcg|clear_page|mmap|munmap|madvise|alloc_pages|_int_", sym):
+        k = "allocator and page faults"
+    elif "sentencepiece" in dso or "ld-linux" in dso:
+        k = "set-up (SentencePiece, loading)"
+    elif "libtorch" in dso or "libc10" in dso:
+        k = "LibTorch: other kernels"
+    else:
+        k = "other"
+    kinds[k] += pct
+print("| where | share of samples |")
+print("|---|---:|")
+for k, v in kinds.items():
+    print(f"| {k} | {v:.1f} % |")
+'
