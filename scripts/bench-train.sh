@@ -14,15 +14,7 @@
 # transformer-base gru-small"), NMT_BENCH_OUT (BUILD/bench-train), NMT_DATA, NMT_BINARY, NMT_PYTHON.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-LIBTORCH=${NMT_LIBTORCH:-debian}
-case "$LIBTORCH" in
-  debian) NMT=${NMT_BINARY:-$ROOT/build/nmt}; PY=${NMT_PYTHON:-/usr/bin/python3}; BUILD=$ROOT/build ;;
-  wheel)
-    NMT=${NMT_BINARY:-$ROOT/build-wheel/nmt}; PY=$(bash "$ROOT/scripts/nmt-python.sh"); BUILD=$ROOT/build-wheel
-    home=$(bash "$ROOT/scripts/torch-home.sh")
-    export PYTHONPATH="$home:$home-cuda-deps${PYTHONPATH:+:$PYTHONPATH}" ;;
-  *) echo "bench-train: NMT_LIBTORCH must be debian or wheel, not '$LIBTORCH'" >&2; exit 2 ;;
-esac
+source "$ROOT/scripts/bench-libtorch.bash"  # NMT, PY, BUILD
 REF="$ROOT/scripts/reference/nmt_reference.py"
 DATA=${NMT_DATA:-$ROOT/../shared/data}
 T=${NMT_BENCH_THREADS:-2}

@@ -47,12 +47,7 @@ NMT_TARGET_AVX2 void update_avx2(float* p, const float* grad, float* m, float* v
 }  // namespace
 
 bool adam_kernel_supported(AdamKernel kernel) {
-#ifdef NMT_KERNELS_X86
-  static const bool avx2 = vector_exp::cpu_has_avx2();
-  return kernel == AdamKernel::portable || avx2;
-#else
-  return kernel == AdamKernel::portable;
-#endif
+  return kernel == AdamKernel::portable || vector_exp::avx2_kernels_run_here();
 }
 
 AdamKernel best_adam_kernel() {

@@ -59,12 +59,7 @@ NMT_TARGET_AVX2 void tanh_avx2(float* x, int64_t n) {
 }  // namespace
 
 bool recurrent_kernel_supported(RecurrentKernel kernel) {
-#ifdef NMT_KERNELS_X86
-  static const bool avx2 = vector_exp::cpu_has_avx2();
-  return kernel == RecurrentKernel::portable || avx2;
-#else
-  return kernel == RecurrentKernel::portable;
-#endif
+  return kernel == RecurrentKernel::portable || vector_exp::avx2_kernels_run_here();
 }
 
 RecurrentKernel best_recurrent_kernel() {

@@ -14,7 +14,6 @@ constexpr int kLanes = 8;  // one AVX2 register of floats; the scalar kernel kee
 using vector_exp::exp_scalar;
 #ifdef NMT_KERNELS_X86
 using vector_exp::exp_avx2;
-using vector_exp::cpu_has_avx2;
 #endif
 
 double add_lanes(const float* lanes) {
@@ -100,12 +99,7 @@ NMT_TARGET_AVX2 void backward_avx2(const float* x, int64_t vocab, int64_t t, con
 }  // namespace
 
 bool xent_kernel_supported(XentKernel kernel) {
-#ifdef NMT_KERNELS_X86
-  static const bool avx2 = cpu_has_avx2();
-  return kernel == XentKernel::portable || avx2;
-#else
-  return kernel == XentKernel::portable;
-#endif
+  return kernel == XentKernel::portable || vector_exp::avx2_kernels_run_here();
 }
 
 XentKernel best_xent_kernel() {

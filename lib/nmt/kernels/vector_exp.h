@@ -84,4 +84,14 @@ inline bool cpu_has_avx2() {
 }
 #endif
 
+// Whether the AVX2 forms of the kernels may run here (asked once per process).
+inline bool avx2_kernels_run_here() {
+#ifdef NMT_KERNELS_X86
+  static const bool avx2 = cpu_has_avx2();
+  return avx2;
+#else
+  return false;
+#endif
+}
+
 }  // namespace nmt::kernels::vector_exp
