@@ -205,12 +205,21 @@ torch::Tensor BahdanauDecoderImpl::forward_fused(const torch::Tensor& tgt_in, co
   auto initial = initial_state(memory, src_mask);  // [B,L,H]
   std::vector<torch::Tensor> h(static_cast<size_t>(L));
   for (int64_t l = 0; l < L; ++l) h[static_cast<size_t>(l)] = initial.select(1, l);
-  auto weights = gru_->named_parameters(/*recurse=*/false);
-  auto param = [&](const char* name, int64_t l) { return weights[std::string(name) + std::to_string(l)]; };
+  // Each layer's weights, looked up once per batch rather than at every position.
+  struct LayerWeights {
+    torch::Tensor w_ih, b_ih, w_hh, b_hh;
+  };
+  auto named = gru_->named_parameters(/*recurse=*/false);
+  std::vector<LayerWeights> layer(static_cast<size_t>(L));
+  for (int64_t l = 0; l < L; ++l) {
+    const std::string n = std::to_string(l);
+    layer[static_cast<size_t>(l)] = {named["weight_ih_l" + n], named["bias_ih_l" + n], named["weight_hh_l" + n],
+                                     named["bias_hh_l" + n]};
+  }
   // The first layer's input is [e_t ; c_t]: e_t's share of its gates (and the bias) for every
   // position at once; unbind makes one backward node for all the positions.
-  auto w_ih0 = param("weight_ih_l", 0);
-  auto embedded_gates = F::linear(embedded, w_ih0.narrow(1, 0, E), param("bias_ih_l", 0)).unbind(1);
+  const auto& w_ih0 = layer[0].w_ih;
+  auto embedded_gates = F::linear(embedded, w_ih0.narrow(1, 0, E), layer[0].b_ih).unbind(1);
   auto w_context = w_ih0.narrow(1, E, H).t();
   const double between_layers = L > 1 ? options.dropout() : 0.0;  // as torch::nn::GRU applies it
   std::vector<torch::Tensor> outputs, contexts;
@@ -221,12 +230,13 @@ torch::Tensor BahdanauDecoderImpl::forward_fused(const torch::Tensor& tgt_in, co
     auto input_gates = torch::addmm(embedded_gates[static_cast<size_t>(t)], context, w_context);
     for (int64_t l = 0; l < L; ++l) {
       auto& state = h[static_cast<size_t>(l)];
+      const auto& w = layer[static_cast<size_t>(l)];
       if (l > 0) {
         auto below = h[static_cast<size_t>(l - 1)];
         if (between_layers > 0 && is_training()) below = F::dropout(below, F::DropoutFuncOptions().p(between_layers));
-        input_gates = F::linear(below, param("weight_ih_l", l), param("bias_ih_l", l));
+        input_gates = F::linear(below, w.w_ih, w.b_ih);
       }
-      state = fused_gru_cell(input_gates, F::linear(state, param("weight_hh_l", l), param("bias_hh_l", l)), state);
+      state = fused_gru_cell(input_gates, F::linear(state, w.w_hh, w.b_hh), state);
     }
     outputs.push_back(h.back());
     contexts.push_back(context);
