@@ -15,20 +15,34 @@
 #
 # Environment: NMT_DATA (default ../shared/data, else scripts/get-data.sh), NMT_THREADS
 # (default 2), NMT_BEST_TRAIN_TIME (default 56m: the hour less subword training, averaging and
-# the selection on val, which take 2-3 minutes). Re-running `train` on the same DIR resumes.
-# The choice is DIR/system.json; DIR/selection.tsv is the table of everything tried on val.
+# the selection on val, which take 2-3 minutes), NMT_BEST_SEED (default 1: the first model's
+# seed), NMT_BEST_MEMBERS (default 1: models trained side by side, each on NMT_THREADS/N threads
+# with seeds NMT_BEST_SEED, +1, ...; their ensemble is one more candidate on val), and
+# NMT_BEST_OPTIONS (training options added after the recipe's, for experiments against it).
+# Re-running `train` on the same DIR resumes. The choice is DIR/system.json; DIR/selection.tsv
+# is the table of everything tried on val.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 nmt=${NMT_BIN:-$here/build/nmt}
 threads=${NMT_THREADS:-2}
+members=${NMT_BEST_MEMBERS:-1}
+seed=${NMT_BEST_SEED:-1}
 
 usage() {
   echo "usage: scripts/best-system.sh train DIR | translate DIR" >&2
   exit 2
 }
+die() {
+  echo "best-system: $*" >&2
+  exit 1
+}
 (($# == 2)) || usage
 command=$1
 dir=$2
+[[ $threads =~ ^[1-9][0-9]*$ ]] || { echo "best-system: NMT_THREADS must be a positive number, not '$threads'" >&2; exit 2; }
+[[ $members =~ ^[1-9][0-9]*$ ]] && ((members <= threads)) ||
+  { echo "best-system: NMT_BEST_MEMBERS must be 1..NMT_THREADS ($threads), not '$members'" >&2; exit 2; }
+[[ $seed =~ ^[0-9]+$ ]] || { echo "best-system: NMT_BEST_SEED must be a number, not '$seed'" >&2; exit 2; }
 
 # The recipe (chosen on val: see the README's "Best system" section) is the gru-small-1h preset:
 # gru-small with one GRU layer, dropout 0.3, its joint 8k SentencePiece vocabulary, a linear decay
@@ -36,21 +50,30 @@ dir=$2
 # updates run at a small rate, validation from update 2400 on, and checkpoints every 50 updates,
 # the last 8 kept, to average.
 recipe=(--preset gru-small-1h)
+read -r -a extra <<<"${NMT_BEST_OPTIONS:-}"
 
 read_bleu() { python3 -c 'import json,sys; print(json.load(sys.stdin)["bleu"]["score"])'; }
 
-val_bleu() {  # MODEL [decoding options...] → BLEU of val
-  local model=$1
+# model_args "gru gru-2" → -m DIR/gru -m DIR/gru-2 (one model, or an ensemble)
+model_args() {
+  local m
+  for m in $1; do printf -- '-m\n%s\n' "$dir/$m"; done
+}
+
+val_bleu() {  # "MODEL..." [decoding options...] → BLEU of val
+  local models
+  mapfile -t models < <(model_args "$1")
   shift
-  "$nmt" eval -m "$model" --src "$data/multi30k/val.en" --ref "$data/multi30k/val.fr" --threads "$threads" \
+  "$nmt" eval "${models[@]}" --src "$data/multi30k/val.en" --ref "$data/multi30k/val.fr" --threads "$threads" \
     --json -q --no-record "$@" | read_bleu
 }
 
-# consider MODEL BEAM ALPHA ("-" for greedy): scores it on val, adds its row to selection.tsv and
+# consider "MODEL..." BEAM ALPHA ("-" for greedy): scores it on val, adds its row to selection.tsv and
 # makes it the best (train's best, best_model, best_beam, best_alpha) if it beats the best so far.
 consider() {
   local model=$1 beam=$2 alpha=$3 bleu
-  if ((beam == 1)); then bleu=$(val_bleu "$dir/$model"); else bleu=$(val_bleu "$dir/$model" --beam "$beam" --alpha "$alpha"); fi
+  if ((beam == 1)); then bleu=$(val_bleu "$model"); else bleu=$(val_bleu "$model" --beam "$beam" --alpha "$alpha"); fi
+  [[ $bleu =~ ^[0-9.]+$ ]] || die "no BLEU for $model on val"
   printf '%s\t%s\t%s\t%s\n' "$model" "$beam" "$alpha" "$bleu" | tee -a "$dir/selection.tsv" >&2
   if python3 -c "import sys; sys.exit(0 if $bleu > $best else 1)"; then
     best=$bleu best_model=$model best_beam=$beam best_alpha=${alpha/#-/0}
@@ -67,7 +90,7 @@ find_data() {
     data=$here/data/downloaded
   fi
   for f in train.en train.fr val.en val.fr; do
-    [[ -f "$data/multi30k/$f" ]] || { echo "best-system: $data/multi30k/$f not found (set NMT_DATA)" >&2; exit 1; }
+    [[ -f "$data/multi30k/$f" ]] || die "$data/multi30k/$f not found (set NMT_DATA)"
   done
 }
 
@@ -78,50 +101,92 @@ ensure_binary() {
   cmake --build "$here/build" -j "$threads" --target nmt_cli >&2
 }
 
+member_name() { if (($1 == 1)); then echo gru; else echo "gru-$1"; fi; }
+
+# train_member K: the K-th model of the run, on its share of the threads, with its own seed. The
+# first logs to stderr, the others to DIR/gru-K.log.
+train_member() {
+  local k=$1 name
+  name=$(member_name "$k")
+  local cmd=("$nmt" train "${recipe[@]}" "${extra[@]}" --train "$data/multi30k/train" --valid "$data/multi30k/val"
+    --out "$dir/$name" --threads $((threads / members)) --seed $((seed + k - 1))
+    --max-time "${NMT_BEST_TRAIN_TIME:-56m}" --log-every 50)
+  if ((k == 1)); then "${cmd[@]}"; else "${cmd[@]}" 2>"$dir/$name.log"; fi
+}
+
+# All members side by side (two 1-thread trainings made 1.27x the tokens/s of one 2-thread
+# training of the recipe on a 2-core Xeon, 2026-11-27); each must finish.
+train_members() {
+  local k pids=()
+  for ((k = 1; k <= members; k++)); do
+    train_member "$k" &
+    pids+=($!)
+  done
+  for ((k = 1; k <= members; k++)); do
+    wait "${pids[k - 1]}" || die "training $(member_name "$k") failed (exit $?; see its log)"
+  done
+  for ((k = 2; k <= members; k++)); do  # an ensemble needs one vocabulary; SentencePiece's training is deterministic
+    cmp -s "$dir/gru/spm.model" "$dir/$(member_name "$k")/spm.model" ||
+      die "$(member_name "$k")/spm.model differs from gru/spm.model: the models cannot be ensembled"
+  done
+}
+
 train() {
   ensure_binary
   find_data
   mkdir -p "$dir"
   local start=$SECONDS
-  "$nmt" train "${recipe[@]}" --train "$data/multi30k/train" --valid "$data/multi30k/val" --out "$dir/gru" \
-    --threads "$threads" --max-time "${NMT_BEST_TRAIN_TIME:-56m}" --log-every 50
-  # Candidates, each scored on val: the best validated checkpoint and averages of the last ones.
+  train_members
+  # Candidates, each scored on val: each model's best validated checkpoint, the averages of the
+  # first model's last checkpoints, and the ensemble of all models.
   rm -rf "$dir/gru-avg4" "$dir/gru-avg8"  # a re-run averages the resumed run's last checkpoints again
   "$nmt" average "$dir/gru" --last 4 -o "$dir/gru-avg4" >/dev/null
   "$nmt" average "$dir/gru" --last 8 -o "$dir/gru-avg8" >/dev/null
   printf 'weights\tbeam\talpha\tval BLEU\n' >"$dir/selection.tsv"
-  local best_model="" best_beam=1 best_alpha=0 best=-1 model setting
+  local best_model="" best_beam=1 best_alpha=0 best=-1 model setting k all=""
   for model in gru gru-avg4 gru-avg8; do consider "$model" 1 -; done
-  local greedy_model=$best_model greedy_bleu=$best
+  for ((k = 2; k <= members; k++)); do consider "$(member_name "$k")" 1 -; done
+  local greedy_model=$best_model greedy_bleu=$best  # one model, greedy
+  if ((members > 1)); then
+    for ((k = 1; k <= members; k++)); do all+="${all:+ }$(member_name "$k")"; done
+    consider "$all" 1 -
+  fi
   # Beam search on the best weights: alpha 1.4 was the edge of the first grid (0.6 / 1.0 / 1.4) in
-  # both runs that had it, so the grid goes on past it; 8 tells whether a wider beam pays.
-  for setting in "5 1.0" "5 1.4" "5 1.8" "5 2.2" "8 1.4" "8 1.8"; do consider "$greedy_model" $setting; done
+  # both runs that had it, so the grid goes on past it; 8 tells whether a wider beam pays (with
+  # one model only: an ensemble's beam costs a model's more, and beam 8 tied beam 5 in runs C-F).
+  local settings=("5 1.0" "5 1.4" "5 1.8" "5 2.2")
+  ((members == 1)) && settings+=("8 1.4" "8 1.8")
+  local beam_model=$best_model
+  for setting in "${settings[@]}"; do consider "$beam_model" $setting; done
   local seconds=$((SECONDS - start))
   python3 - "$dir/system.json" "$best_model" "$best_beam" "$best_alpha" "$best" "$greedy_model" "$greedy_bleu" \
-    "$seconds" <<'EOF'
+    "$seconds" <<'PY' || die "cannot write $dir/system.json"
 import json, os, sys
-path, model, beam, alpha, bleu, greedy_model, greedy_bleu, seconds = sys.argv[1:]
-system = {"model": model, "beam": int(beam), "alpha": float(alpha), "val_bleu": float(bleu),
+path, models, beam, alpha, bleu, greedy_model, greedy_bleu, seconds = sys.argv[1:]
+system = {"models": models.split(), "beam": int(beam), "alpha": float(alpha), "val_bleu": float(bleu),
           "greedy": {"model": greedy_model, "val_bleu": float(greedy_bleu)}, "seconds": int(seconds)}
 tmp = path + ".tmp"
 with open(tmp, "w") as f:
     json.dump(system, f, indent=1)
     f.write("\n")
 os.replace(tmp, path)
-EOF
+PY
   printf 'best-system: %s, beam %s, alpha %s: val BLEU %s (greedy, one model: %s %s); everything took %dm%02ds\n' \
     "$best_model" "$best_beam" "$best_alpha" "$best" "$greedy_model" "$greedy_bleu" $((seconds / 60)) \
     $((seconds % 60)) >&2
 }
 
 translate() {
-  [[ -f "$dir/system.json" ]] || { echo "best-system: $dir/system.json not found: run 'scripts/best-system.sh train $dir' first" >&2; exit 1; }
+  [[ -f "$dir/system.json" ]] || die "$dir/system.json not found: run 'scripts/best-system.sh train $dir' first"
   ensure_binary
-  local settings
-  settings=$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); print(s["model"], s["beam"], s["alpha"])' \
-    "$dir/system.json")
-  read -r model beam alpha <<<"$settings"
-  exec "$nmt" translate -m "$dir/$model" --beam "$beam" --alpha "$alpha" --threads "$threads" -q
+  local settings models beam alpha
+  # "models" (a list); "model" in a system.json written before ensembles
+  settings=$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); m=s.get("models") or [s["model"]]
+print(s["beam"], s["alpha"], " ".join(m))' "$dir/system.json") || die "cannot read $dir/system.json"
+  read -r beam alpha models <<<"$settings"
+  local args
+  mapfile -t args < <(model_args "$models")
+  exec "$nmt" translate "${args[@]}" --beam "$beam" --alpha "$alpha" --threads "$threads" -q
 }
 
 case "$command" in

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# ctest: scripts/best-system.sh, the one-hour recipe's driver, on a corpus of 8 pairs and a budget
+# of seconds. `train` with NMT_BEST_MEMBERS=2 trains two models side by side (seeds 1 and 2, one
+# thread each), scores every candidate on val, the two models' ensemble included, and writes its
+# choice to system.json; `translate` then gives one line per input line with that choice. Bad
+# settings are refused in one line before any training.
+#   tests/best_system.sh NMT_BINARY SOURCE_DIR
+set -euo pipefail
+nmt=$1 root=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() {
+  echo "FAIL: $*"
+  exit 1
+}
+mkdir -p "$work/data/multi30k"
+for split in train val; do
+  for lang in en fr; do cp "$root/data/fixtures/tiny.$lang" "$work/data/multi30k/$split.$lang"; done
+done
+export NMT_BIN=$nmt NMT_DATA=$work/data NMT_THREADS=2
+small="--vocab-size 100 --embedding 32 --hidden 32 --warmup 0 --valid-after 0 --save-every 2"
+
+# Refused before any work: more models than threads, a seed that is not a number, no system yet.
+expect_refusal() {  # CODE MESSAGE-PART ENVIRONMENT... -- ARGS...
+  local code=$1 part=$2 status=0
+  shift 2
+  local envs=()
+  while [[ $1 != -- ]]; do envs+=("$1"); shift; done
+  shift
+  env "${envs[@]}" bash "$root/scripts/best-system.sh" "$@" >"$work/out" 2>"$work/err" || status=$?
+  ((status == code)) || fail "best-system.sh $* with ${envs[*]} exited $status, not $code: $(cat "$work/err")"
+  grep -q -- "$part" "$work/err" || fail "no '$part' in: $(cat "$work/err")"
+  [[ $(wc -l <"$work/err") -eq 1 ]] || fail "more than one line for a refusal: $(cat "$work/err")"
+}
+expect_refusal 2 NMT_BEST_MEMBERS NMT_BEST_MEMBERS=3 -- train "$work/refused"
+expect_refusal 2 NMT_BEST_SEED NMT_BEST_SEED=one -- train "$work/refused"
+expect_refusal 1 "system.json not found" NMT_BEST_SEED=1 -- translate "$work/refused"
+[[ ! -e $work/refused ]] || fail "a refused run created its directory"
+
+NMT_BEST_MEMBERS=2 NMT_BEST_SEED=5 NMT_BEST_TRAIN_TIME=6s NMT_BEST_OPTIONS=$small \
+  bash "$root/scripts/best-system.sh" train "$work/run" >"$work/train.log" 2>&1 ||
+  { tail -20 "$work/train.log"; fail "train"; }
+for m in gru gru-2; do
+  [[ -f $work/run/$m/model.pt ]] || fail "no $m/model.pt"
+done
+grep -q '"seed": 5,' "$work/run/gru/config.json" || fail "the first model was not trained with seed 5"
+grep -q '"seed": 6,' "$work/run/gru-2/config.json" || fail "the second model was not trained with seed 6"
+grep -q '"vocab_size": 100,' "$work/run/gru/config.json" || fail "NMT_BEST_OPTIONS did not reach the training"
+for row in $'gru\t1\t-' $'gru-2\t1\t-' $'gru gru-2\t1\t-' $'\t5\t1.4'; do
+  grep -q -F "$row" "$work/run/selection.tsv" || fail "no row '$row' in selection.tsv: $(cat "$work/run/selection.tsv")"
+done
+python3 - "$work/run/system.json" <<'PY' || fail "system.json: $(cat "$work/run/system.json")"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["models"] and set(s["models"]) <= {"gru", "gru-2", "gru-avg4", "gru-avg8"}, s
+assert s["beam"] in (1, 5) and s["greedy"]["model"] in ("gru", "gru-2", "gru-avg4", "gru-avg8"), s
+PY
+bash "$root/scripts/best-system.sh" translate "$work/run" <"$work/data/multi30k/val.en" >"$work/out.fr" ||
+  fail "translate"
+[[ $(wc -l <"$work/out.fr") -eq $(wc -l <"$work/data/multi30k/val.en") ]] || fail "not one line out per line in"
+echo "ok: two models side by side, their ensemble on val, system.json, translate"
