@@ -18,7 +18,9 @@
 # the selection on val, which take 2-3 minutes), NMT_BEST_SEED (default 1: the first model's
 # seed), NMT_BEST_MEMBERS (default 1: models trained side by side, each on NMT_THREADS/N threads
 # with seeds NMT_BEST_SEED, +1, ...; their ensemble is one more candidate on val), and
-# NMT_BEST_OPTIONS (training options added after the recipe's, for experiments against it).
+# NMT_BEST_OPTIONS (training options added after the recipe's, for experiments against it), and
+# NMT_BEST_TATOEBA (default 0; K > 0 trains on K copies of Multi30k's training pairs and one of
+# Tatoeba's, DATA/tatoeba-fra-eng/fra.txt, the subword model included).
 # Re-running `train` on the same DIR resumes. The choice is DIR/system.json; DIR/selection.tsv
 # is the table of everything tried on val.
 set -euo pipefail
@@ -27,6 +29,7 @@ nmt=${NMT_BIN:-$here/build/nmt}
 threads=${NMT_THREADS:-2}
 members=${NMT_BEST_MEMBERS:-1}
 seed=${NMT_BEST_SEED:-1}
+tatoeba=${NMT_BEST_TATOEBA:-0}
 
 usage() {
   echo "usage: scripts/best-system.sh train DIR | translate DIR" >&2
@@ -43,6 +46,7 @@ dir=$2
 [[ $members =~ ^[1-9][0-9]*$ ]] && ((members <= threads)) ||
   { echo "best-system: NMT_BEST_MEMBERS must be 1..NMT_THREADS ($threads), not '$members'" >&2; exit 2; }
 [[ $seed =~ ^[0-9]+$ ]] || { echo "best-system: NMT_BEST_SEED must be a number, not '$seed'" >&2; exit 2; }
+[[ $tatoeba =~ ^[0-9]+$ ]] || { echo "best-system: NMT_BEST_TATOEBA must be a number, not '$tatoeba'" >&2; exit 2; }
 
 # The recipe (chosen on val: see the README's "Best system" section) is the gru-small-1h preset:
 # gru-small with one GRU layer, dropout 0.3, its joint 8k SentencePiece vocabulary, a linear decay
@@ -92,6 +96,25 @@ find_data() {
   for f in train.en train.fr val.en val.fr; do
     [[ -f "$data/multi30k/$f" ]] || die "$data/multi30k/$f not found (set NMT_DATA)"
   done
+  if ((tatoeba > 0)); then
+    [[ -s "$data/tatoeba-fra-eng/fra.txt" ]] || die "$data/tatoeba-fra-eng/fra.txt not found (NMT_BEST_TATOEBA; set NMT_DATA)"
+  fi
+}
+
+# The training pairs: Multi30k's files, or with NMT_BEST_TATOEBA=K the tab-separated DIR/train.tsv
+# of K copies of Multi30k's pairs and Tatoeba's (sets train_data, the options that name them).
+make_training_data() {
+  if ((tatoeba == 0)); then
+    train_data=(--train "$data/multi30k/train")
+    return
+  fi
+  local k tsv=$dir/train.tsv
+  {
+    for ((k = 0; k < tatoeba; k++)); do paste "$data/multi30k/train.en" "$data/multi30k/train.fr"; done
+    cut -f 1,2 "$data/tatoeba-fra-eng/fra.txt"
+  } >"$tsv.tmp" || die "cannot write $tsv.tmp"
+  mv "$tsv.tmp" "$tsv" || die "cannot write $tsv"
+  train_data=(--train-tsv "$tsv")
 }
 
 ensure_binary() {
@@ -108,7 +131,7 @@ member_name() { if (($1 == 1)); then echo gru; else echo "gru-$1"; fi; }
 train_member() {
   local k=$1 name
   name=$(member_name "$k")
-  local cmd=("$nmt" train "${recipe[@]}" "${extra[@]}" --train "$data/multi30k/train" --valid "$data/multi30k/val"
+  local cmd=("$nmt" train "${recipe[@]}" "${extra[@]}" "${train_data[@]}" --valid "$data/multi30k/val"
     --out "$dir/$name" --threads $((threads / members)) --seed $((seed + k - 1))
     --max-time "${NMT_BEST_TRAIN_TIME:-56m}" --log-every 50)
   if ((k == 1)); then "${cmd[@]}"; else "${cmd[@]}" 2>"$dir/$name.log"; fi
@@ -136,6 +159,7 @@ train() {
   find_data
   mkdir -p "$dir"
   local start=$SECONDS
+  make_training_data
   train_members
   # Candidates, each scored on val: each model's best validated checkpoint, the averages of the
   # first model's last checkpoints, and the ensemble of all models.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ctest: scripts/best-system.sh, the one-hour recipe's driver, on a corpus of 8 pairs and a budget
-# of seconds. `train` with NMT_BEST_MEMBERS=2 trains two models side by side (seeds 1 and 2, one
-# thread each), scores every candidate on val, the two models' ensemble included, and writes its
+# of seconds. `train` with NMT_BEST_MEMBERS=2 trains two models side by side (seeds 5 and 6, one
+# thread each; with NMT_BEST_TATOEBA=2, on two copies of the Multi30k pairs and one of Tatoeba's), scores every candidate on val, the two models' ensemble included, and writes its
 # choice to system.json; `translate` then gives one line per input line with that choice. Bad
 # settings are refused in one line before any training.
 #   tests/best_system.sh NMT_BINARY SOURCE_DIR
@@ -17,6 +17,9 @@ mkdir -p "$work/data/multi30k"
 for split in train val; do
   for lang in en fr; do cp "$root/data/fixtures/tiny.$lang" "$work/data/multi30k/$split.$lang"; done
 done
+mkdir -p "$work/data/tatoeba-fra-eng"
+paste "$root/data/fixtures/tiny.en" "$root/data/fixtures/tiny.fr" | sed 's/$/\tCC-BY 2.0 (France) Attribution/' \
+  >"$work/data/tatoeba-fra-eng/fra.txt"  # the download's third column, which is left out
 export NMT_BIN=$nmt NMT_DATA=$work/data NMT_THREADS=2
 small="--vocab-size 100 --embedding 32 --hidden 32 --warmup 0 --valid-after 0 --save-every 2"
 
@@ -34,10 +37,13 @@ expect_refusal() {  # CODE MESSAGE-PART ENVIRONMENT... -- ARGS...
 }
 expect_refusal 2 NMT_BEST_MEMBERS NMT_BEST_MEMBERS=3 -- train "$work/refused"
 expect_refusal 2 NMT_BEST_SEED NMT_BEST_SEED=one -- train "$work/refused"
+expect_refusal 2 NMT_BEST_TATOEBA NMT_BEST_TATOEBA=-1 -- train "$work/refused"
+mkdir -p "$work/no-tatoeba" && ln -s "$work/data/multi30k" "$work/no-tatoeba/multi30k"
+expect_refusal 1 "tatoeba-fra-eng/fra.txt not found" NMT_BEST_TATOEBA=1 NMT_DATA=$work/no-tatoeba -- train "$work/refused"
 expect_refusal 1 "system.json not found" NMT_BEST_SEED=1 -- translate "$work/refused"
 [[ ! -e $work/refused ]] || fail "a refused run created its directory"
 
-NMT_BEST_MEMBERS=2 NMT_BEST_SEED=5 NMT_BEST_TRAIN_TIME=6s NMT_BEST_OPTIONS=$small \
+NMT_BEST_MEMBERS=2 NMT_BEST_TATOEBA=2 NMT_BEST_SEED=5 NMT_BEST_TRAIN_TIME=6s NMT_BEST_OPTIONS=$small \
   bash "$root/scripts/best-system.sh" train "$work/run" >"$work/train.log" 2>&1 ||
   { tail -20 "$work/train.log"; fail "train"; }
 for m in gru gru-2; do
@@ -45,6 +51,9 @@ for m in gru gru-2; do
 done
 grep -q '"seed": 5,' "$work/run/gru/config.json" || fail "the first model was not trained with seed 5"
 grep -q '"seed": 6,' "$work/run/gru-2/config.json" || fail "the second model was not trained with seed 6"
+[[ $(wc -l <"$work/run/train.tsv") -eq 24 ]] || fail "train.tsv is not 2 x 8 Multi30k pairs + 8 Tatoeba pairs"
+[[ $(awk -F'\t' 'NF != 2' "$work/run/train.tsv" | wc -l) -eq 0 ]] || fail "train.tsv has lines without exactly two columns"
+grep -q "train.tsv" "$work/run/gru-2/config.json" || fail "the second model did not train on train.tsv"
 grep -q '"vocab_size": 100,' "$work/run/gru/config.json" || fail "NMT_BEST_OPTIONS did not reach the training"
 for row in $'gru\t1\t-' $'gru-2\t1\t-' $'gru gru-2\t1\t-' $'\t5\t1.4'; do
   grep -q -F "$row" "$work/run/selection.tsv" || fail "no row '$row' in selection.tsv: $(cat "$work/run/selection.tsv")"
