@@ -107,14 +107,16 @@ install_debian_packages() {
       die "installing Debian packages needs root, and there is no sudo: as root run: apt-get install ${missing[*]}"
     sudo=sudo
   fi
+  first_apt_error() { grep -m 1 -E '^(E|W|dpkg): ' "$1" | cut -c 1-240 || echo "no error line"; }
   say "will install ${#missing[@]} Debian packages (apt-get, with their dependencies): ${missing[*]}"
   local log
   log=$(mktemp /tmp/nmt-setup-apt.XXXXXX)
   export DEBIAN_FRONTEND=noninteractive
+  # apt's first error goes into the one line (a log inside a throw-away root, as in CI, is lost)
   $sudo apt-get update -qq > "$log" 2>&1 && ! grep -qE '^(W|E): (Failed|Some index)' "$log" ||
-    die "apt-get update could not reach Debian's package archive (network or proxy?); its messages: $log"
+    die "apt-get update could not reach Debian's package archive (network or proxy?): $(first_apt_error "$log") (all its messages: $log)"
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >> "$log" 2>&1 ||
-    die "apt-get install failed (no network, a full disk or a held package?); its messages: $log"
+    die "apt-get install failed (no network, a full disk or a held package?): $(first_apt_error "$log") (all its messages: $log)"
   rm -f "$log"
 }
 
