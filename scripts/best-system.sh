@@ -146,7 +146,11 @@ train_members() {
     pids+=($!)
   done
   for ((k = 1; k <= members; k++)); do
-    wait "${pids[k - 1]}" || die "training $(member_name "$k") failed (exit $?; see its log)"
+    wait "${pids[k - 1]}" || {
+      local status=$?
+      kill "${pids[@]}" 2>/dev/null  # the others' hour would be wasted
+      die "training $(member_name "$k") failed (exit $status; see its log)"
+    }
   done
   for ((k = 2; k <= members; k++)); do  # an ensemble needs one vocabulary; SentencePiece's training is deterministic
     cmp -s "$dir/gru/spm.model" "$dir/$(member_name "$k")/spm.model" ||
