@@ -42,11 +42,15 @@ die() {
 (($# == 2)) || usage
 command=$1
 dir=$2
-[[ $threads =~ ^[1-9][0-9]*$ ]] || { echo "best-system: NMT_THREADS must be a positive number, not '$threads'" >&2; exit 2; }
+setting_error() {  # NAME VALUE WHAT: a bad setting, refused before any work
+  echo "best-system: $1 must be $3, not '$2'" >&2
+  exit 2
+}
+[[ $threads =~ ^[1-9][0-9]*$ ]] || setting_error NMT_THREADS "$threads" "a positive number"
 [[ $members =~ ^[1-9][0-9]*$ ]] && ((members <= threads)) ||
-  { echo "best-system: NMT_BEST_MEMBERS must be 1..NMT_THREADS ($threads), not '$members'" >&2; exit 2; }
-[[ $seed =~ ^[0-9]+$ ]] || { echo "best-system: NMT_BEST_SEED must be a number, not '$seed'" >&2; exit 2; }
-[[ $tatoeba =~ ^[0-9]+$ ]] || { echo "best-system: NMT_BEST_TATOEBA must be a number, not '$tatoeba'" >&2; exit 2; }
+  setting_error NMT_BEST_MEMBERS "$members" "1..NMT_THREADS ($threads)"
+[[ $seed =~ ^[0-9]+$ ]] || setting_error NMT_BEST_SEED "$seed" "a number"
+[[ $tatoeba =~ ^[0-9]+$ ]] || setting_error NMT_BEST_TATOEBA "$tatoeba" "a number"
 
 # The recipe (chosen on val: see the README's "Best system" section) is the gru-small-1h preset:
 # gru-small with one GRU layer, dropout 0.3, its joint 8k SentencePiece vocabulary, a linear decay
@@ -112,7 +116,7 @@ make_training_data() {
   {
     for ((k = 0; k < tatoeba; k++)); do paste "$data/multi30k/train.en" "$data/multi30k/train.fr"; done
     cut -f 1,2 "$data/tatoeba-fra-eng/fra.txt"
-  } >"$tsv.tmp" || die "cannot write $tsv.tmp"
+  } >"$tsv.tmp" 2>/dev/null || { rm -f "$tsv.tmp"; die "cannot write $tsv (full disk?)"; }
   mv "$tsv.tmp" "$tsv" || die "cannot write $tsv"
   train_data=(--train-tsv "$tsv")
 }

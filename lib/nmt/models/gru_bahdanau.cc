@@ -17,6 +17,18 @@ torch::nn::GRUOptions gru_options(int64_t input, int64_t hidden, int64_t layers,
   if (layers > 1) o.dropout(dropout);
   return o;
 }
+
+// One layer's (and direction's) weights of a torch::nn::GRU, by its parameter names, for the
+// fused paths, which look them up once per batch.
+struct GruLayerWeights {
+  torch::Tensor w_ih, b_ih, w_hh, b_hh;
+};
+
+GruLayerWeights gru_layer_weights(torch::nn::GRU& gru, int64_t layer, bool reverse = false) {
+  auto named = gru->named_parameters(/*recurse=*/false);
+  const std::string suffix = "_l" + std::to_string(layer) + (reverse ? "_reverse" : "");
+  return {named["weight_ih" + suffix], named["bias_ih" + suffix], named["weight_hh" + suffix], named["bias_hh" + suffix]};
+}
 }  // namespace
 
 // ---------------------------------------------------------------------------------------
@@ -110,20 +122,17 @@ torch::Tensor GruEncoderImpl::forward_fused(const torch::Tensor& src, const torc
   auto lengths = src_mask.sum(1).clamp_min(1).to(torch::kCPU, torch::kLong);
   auto active = (torch::arange(S, torch::kLong).unsqueeze(0) < lengths.unsqueeze(1)).to(torch::kUInt8);  // [B,S]
   auto steps_active = active.t().contiguous();  // [S,B]: one row of flags per step
-  auto weights = gru_->named_parameters(/*recurse=*/false);
   const int64_t directions = options.bidirectional() ? 2 : 1;
   for (int64_t l = 0; l < L; ++l) {
     std::vector<torch::Tensor> direction_outputs;
     for (int64_t d = 0; d < directions; ++d) {
-      const std::string suffix = "_l" + std::to_string(l) + (d == 1 ? "_reverse" : "");
-      auto input_gates = F::linear(x, weights["weight_ih" + suffix], weights["bias_ih" + suffix]).unbind(1);
-      const auto& w_hh = weights["weight_hh" + suffix];
-      const auto& b_hh = weights["bias_hh" + suffix];
+      const GruLayerWeights w = gru_layer_weights(gru_, l, /*reverse=*/d == 1);
+      auto input_gates = F::linear(x, w.w_ih, w.b_ih).unbind(1);
       auto h = torch::zeros({x.size(0), options.hidden()}, x.options());
       std::vector<torch::Tensor> states(static_cast<size_t>(S));
       for (int64_t i = 0; i < S; ++i) {
         const int64_t t = d == 1 ? S - 1 - i : i;
-        h = fused_gru_cell(input_gates[static_cast<size_t>(t)], F::linear(h, w_hh, b_hh), h, steps_active[t]);
+        h = fused_gru_cell(input_gates[static_cast<size_t>(t)], F::linear(h, w.w_hh, w.b_hh), h, steps_active[t]);
         states[static_cast<size_t>(t)] = h;
       }
       // A finished sentence's state is held, not output: its positions are zero, as unpacking gives.
@@ -206,16 +215,8 @@ torch::Tensor BahdanauDecoderImpl::forward_fused(const torch::Tensor& tgt_in, co
   std::vector<torch::Tensor> h(static_cast<size_t>(L));
   for (int64_t l = 0; l < L; ++l) h[static_cast<size_t>(l)] = initial.select(1, l);
   // Each layer's weights, looked up once per batch rather than at every position.
-  struct LayerWeights {
-    torch::Tensor w_ih, b_ih, w_hh, b_hh;
-  };
-  auto named = gru_->named_parameters(/*recurse=*/false);
-  std::vector<LayerWeights> layer(static_cast<size_t>(L));
-  for (int64_t l = 0; l < L; ++l) {
-    const std::string n = std::to_string(l);
-    layer[static_cast<size_t>(l)] = {named["weight_ih_l" + n], named["bias_ih_l" + n], named["weight_hh_l" + n],
-                                     named["bias_hh_l" + n]};
-  }
+  std::vector<GruLayerWeights> layer;
+  for (int64_t l = 0; l < L; ++l) layer.push_back(gru_layer_weights(gru_, l));
   // The first layer's input is [e_t ; c_t]: e_t's share of its gates (and the bias) for every
   // position at once; unbind makes one backward node for all the positions.
   const auto& w_ih0 = layer[0].w_ih;
