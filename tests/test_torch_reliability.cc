@@ -404,6 +404,17 @@ TEST_F(Reliability, NonFiniteWeightsAreRefusedWhenLoadedAndWhenAveraged) {
   auto fresh = nmt::models::make_model(loaded.model_config);
   nmt::test::expect_error<nmt::RuntimeError>([&] { nmt::models::load_weights(*fresh, dir_->file("nan.pt")); },
                                              {dir_->file("nan.pt"), "non-finite"});
+  // An infinity in the last value of the last parameter is found as well (the check reads every
+  // value of every parameter, not only the first).
+  auto clean = nmt::models::load_model(model());
+  {
+    torch::NoGradGuard no_grad;
+    clean.model->parameters().back().view(-1)[-1] = -std::numeric_limits<float>::infinity();
+  }
+  save_plain(*clean.model, dir_->file("inf.pt"));
+  auto second = nmt::models::make_model(loaded.model_config);
+  nmt::test::expect_error<nmt::RuntimeError>([&] { nmt::models::load_weights(*second, dir_->file("inf.pt")); },
+                                             {dir_->file("inf.pt"), "non-finite"});
 
   // The same NaN weights as a checkpoint with a valid manifest: `nmt average` refuses them.
   const std::string run = copy_of_model("nan-checkpoint");

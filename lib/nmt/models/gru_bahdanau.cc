@@ -259,6 +259,7 @@ GruBahdanauImpl::GruBahdanauImpl(const ModelConfig& config) : config_(config) {
   TORCH_CHECK(E > 0 && H > 0 && L > 0, "gru: embedding, hidden and rnn_layers must be positive");
   auto make_table = [&](int64_t vocab) {
     auto table = torch::nn::Embedding(torch::nn::EmbeddingOptions(vocab, E).padding_idx(kPadId));
+    if (WeightsFromFileGuard::active()) return table;
     // Scaled like the Transformer's: with a tied output, logits = o·Eᵀ with |o_i| ≤ 1 stay O(1).
     torch::nn::init::normal_(table->weight, 0.0, std::pow(static_cast<double>(E), -0.5));
     torch::NoGradGuard no_grad;
@@ -279,7 +280,7 @@ GruBahdanauImpl::GruBahdanauImpl(const ModelConfig& config) : config_(config) {
           tgt_table_));
   if (!config.tie_output) {
     output_ = register_module("output", QuantizableLinear(torch::nn::LinearOptions(E, config.tgt_vocab).bias(false)));
-    torch::nn::init::xavier_uniform_(output_->weight);
+    init_linear(output_);
   }
 }
 

@@ -377,6 +377,7 @@ TransformerImpl::TransformerImpl(const ModelConfig& config) : config_(config) {
                             "layer" + std::to_string(i) + ".self_projections"});
   auto make_table = [&](int64_t vocab) {
     auto table = torch::nn::Embedding(torch::nn::EmbeddingOptions(vocab, config.d_model).padding_idx(kPadId));
+    if (WeightsFromFileGuard::active()) return table;
     torch::nn::init::normal_(table->weight, 0.0, std::pow(static_cast<double>(config.d_model), -0.5));
     torch::NoGradGuard no_grad;
     table->weight[kPadId].zero_();
@@ -394,8 +395,7 @@ TransformerImpl::TransformerImpl(const ModelConfig& config) : config_(config) {
   if (!config.tie_output) {
     output_ = register_module(
         "output", QuantizableLinear(torch::nn::LinearOptions(config.d_model, config.tgt_vocab).bias(config.output_bias)));
-    torch::nn::init::xavier_uniform_(output_->weight);
-    if (config.output_bias) torch::nn::init::zeros_(output_->bias);
+    init_linear(output_);
   } else if (config.output_bias) {
     output_bias_ = register_parameter("output_bias", torch::zeros({config.tgt_vocab}));
   }
