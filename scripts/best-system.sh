@@ -60,7 +60,7 @@ setting_error() {  # NAME VALUE WHAT: a bad setting, refused before any work
 recipe=(--preset gru-small-1h)
 read -r -a extra <<<"${NMT_BEST_OPTIONS:-}"
 
-read_bleu() { python3 -c 'import json,sys; print(json.load(sys.stdin)["bleu"]["score"])'; }
+read_bleu() { python3 -c 'import json,sys; print(json.load(sys.stdin)["bleu"]["score"])' 2>/dev/null; }
 
 # model_args "gru gru-2" → -m DIR/gru -m DIR/gru-2 (one model, or an ensemble)
 model_args() {
@@ -80,8 +80,11 @@ val_bleu() {  # "MODEL..." [decoding options...] → BLEU of val
 # makes it the best (train's best, best_model, best_beam, best_alpha) if it beats the best so far.
 consider() {
   local model=$1 beam=$2 alpha=$3 bleu
-  if ((beam == 1)); then bleu=$(val_bleu "$model"); else bleu=$(val_bleu "$model" --beam "$beam" --alpha "$alpha"); fi
-  [[ $bleu =~ ^[0-9.]+$ ]] || die "no BLEU for $model on val"
+  # A failed decoding leaves no number: nmt has said why on stderr, and the script stops here.
+  if ((beam == 1)); then bleu=$(val_bleu "$model") || true; else
+    bleu=$(val_bleu "$model" --beam "$beam" --alpha "$alpha") || true
+  fi
+  [[ $bleu =~ ^[0-9.]+$ ]] || die "no BLEU for $model on val (its decoding failed)"
   printf '%s\t%s\t%s\t%s\n' "$model" "$beam" "$alpha" "$bleu" | tee -a "$dir/selection.tsv" >&2
   if python3 -c "import sys; sys.exit(0 if $bleu > $best else 1)"; then
     best=$bleu best_model=$model best_beam=$beam best_alpha=${alpha/#-/0}

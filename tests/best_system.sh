@@ -67,4 +67,18 @@ PY
 bash "$root/scripts/best-system.sh" translate "$work/run" <"$work/data/multi30k/val.en" >"$work/out.fr" ||
   fail "translate"
 [[ $(wc -l <"$work/out.fr") -eq $(wc -l <"$work/data/multi30k/val.en") ]] || fail "not one line out per line in"
-echo "ok: two models side by side, their ensemble on val, system.json, translate"
+
+# A decoding of val that fails (here: nmt eval exits 1 with its error) stops the run in one line of
+# the script's after nmt's own, no traceback, and the system chosen before stays.
+cp "$work/run/system.json" "$work/system.before"
+printf '#!/usr/bin/env bash\n[[ $1 == eval ]] && { echo "nmt: error: eval fails here" >&2; exit 1; }\nexec %q "$@"\n' \
+  "$nmt" >"$work/failing-nmt" && chmod +x "$work/failing-nmt"
+status=0
+NMT_BIN=$work/failing-nmt NMT_BEST_MEMBERS=2 NMT_BEST_TATOEBA=2 NMT_BEST_SEED=5 NMT_BEST_TRAIN_TIME=6s \
+  NMT_BEST_OPTIONS=$small bash "$root/scripts/best-system.sh" train "$work/run" >/dev/null 2>"$work/err" || status=$?
+((status == 1)) || fail "a failed decoding of val exited $status, not 1: $(tail -3 "$work/err")"
+[[ $(tail -1 "$work/err") == "best-system: no BLEU for gru on val (its decoding failed)" ]] ||
+  fail "a failed decoding of val ended with: $(tail -3 "$work/err")"
+! grep -q Traceback "$work/err" || fail "a failed decoding of val printed a traceback"
+cmp -s "$work/system.before" "$work/run/system.json" || fail "a failed run changed system.json"
+echo "ok: two models side by side, their ensemble on val, system.json, translate, a failed decoding"
