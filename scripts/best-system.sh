@@ -60,7 +60,8 @@ setting_error() {  # NAME VALUE WHAT: a bad setting, refused before any work
 recipe=(--preset gru-small-1h)
 read -r -a extra <<<"${NMT_BEST_OPTIONS:-}"
 
-read_bleu() { python3 -c 'import json,sys; print(json.load(sys.stdin)["bleu"]["score"])' 2>/dev/null; }
+# nmt eval's JSON → "BLEU chrF"
+read_scores() { python3 -c 'import json,sys; s=json.load(sys.stdin); print(s["bleu"]["score"], s["chrf"]["score"])' 2>/dev/null; }
 
 # model_args "gru gru-2" → -m DIR/gru -m DIR/gru-2 (one model, or an ensemble)
 model_args() {
@@ -68,26 +69,28 @@ model_args() {
   for m in $1; do printf -- '-m\n%s\n' "$dir/$m"; done
 }
 
-val_bleu() {  # "MODEL..." [decoding options...] → BLEU of val
+val_scores() {  # "MODEL..." [decoding options...] → "BLEU chrF" of val
   local models
   mapfile -t models < <(model_args "$1")
   shift
   "$nmt" eval "${models[@]}" --src "$data/multi30k/val.en" --ref "$data/multi30k/val.fr" --threads "$threads" \
-    --json -q --no-record "$@" | read_bleu
+    --json -q --no-record "$@" | read_scores
 }
 
-# consider "MODEL..." BEAM ALPHA ("-" for greedy): scores it on val, adds its row to selection.tsv and
-# makes it the best (train's best, best_model, best_beam, best_alpha) if it beats the best so far.
+# consider "MODEL..." BEAM ALPHA ("-" for greedy): scores it on val (BLEU, which chooses, and chrF,
+# reported beside it), adds its row to selection.tsv and makes it the best (train's best,
+# best_chrf, best_model, best_beam, best_alpha) if its BLEU beats the best so far.
 consider() {
-  local model=$1 beam=$2 alpha=$3 bleu
+  local model=$1 beam=$2 alpha=$3 scores bleu chrf
   # A failed decoding leaves no number: nmt has said why on stderr, and the script stops here.
-  if ((beam == 1)); then bleu=$(val_bleu "$model") || true; else
-    bleu=$(val_bleu "$model" --beam "$beam" --alpha "$alpha") || true
+  if ((beam == 1)); then scores=$(val_scores "$model") || true; else
+    scores=$(val_scores "$model" --beam "$beam" --alpha "$alpha") || true
   fi
-  [[ $bleu =~ ^[0-9.]+$ ]] || die "no BLEU for $model on val (its decoding failed)"
-  printf '%s\t%s\t%s\t%s\n' "$model" "$beam" "$alpha" "$bleu" | tee -a "$dir/selection.tsv" >&2
+  read -r bleu chrf <<<"$scores"
+  [[ $bleu =~ ^[0-9.]+$ && $chrf =~ ^[0-9.]+$ ]] || die "no BLEU for $model on val (its decoding failed)"
+  printf '%s\t%s\t%s\t%s\t%s\n' "$model" "$beam" "$alpha" "$bleu" "$chrf" | tee -a "$dir/selection.tsv" >&2
   if python3 -c "import sys; sys.exit(0 if $bleu > $best else 1)"; then
-    best=$bleu best_model=$model best_beam=$beam best_alpha=${alpha/#-/0}
+    best=$bleu best_chrf=$chrf best_model=$model best_beam=$beam best_alpha=${alpha/#-/0}
   fi
 }
 
@@ -177,11 +180,11 @@ train() {
   rm -rf "$dir/gru-avg4" "$dir/gru-avg8"  # a re-run averages the resumed run's last checkpoints again
   "$nmt" average "$dir/gru" --last 4 -o "$dir/gru-avg4" >/dev/null
   "$nmt" average "$dir/gru" --last 8 -o "$dir/gru-avg8" >/dev/null
-  printf 'weights\tbeam\talpha\tval BLEU\n' >"$dir/selection.tsv"
-  local best_model="" best_beam=1 best_alpha=0 best=-1 model setting k all=""
+  printf 'weights\tbeam\talpha\tval BLEU\tval chrF\n' >"$dir/selection.tsv"
+  local best_model="" best_beam=1 best_alpha=0 best=-1 best_chrf=-1 model setting k all=""
   for model in gru gru-avg4 gru-avg8; do consider "$model" 1 -; done
   for ((k = 2; k <= members; k++)); do consider "$(member_name "$k")" 1 -; done
-  local greedy_model=$best_model greedy_bleu=$best  # one model, greedy
+  local greedy_model=$best_model greedy_bleu=$best greedy_chrf=$best_chrf  # one model, greedy
   if ((members > 1)); then
     for ((k = 1; k <= members; k++)); do all+="${all:+ }$(member_name "$k")"; done
     consider "$all" 1 -
@@ -194,21 +197,23 @@ train() {
   local beam_model=$best_model
   for setting in "${settings[@]}"; do consider "$beam_model" $setting; done
   local seconds=$((SECONDS - start))
-  python3 - "$dir/system.json" "$best_model" "$best_beam" "$best_alpha" "$best" "$greedy_model" "$greedy_bleu" \
-    "$seconds" <<'PY' || die "cannot write $dir/system.json"
+  python3 - "$dir/system.json" "$best_model" "$best_beam" "$best_alpha" "$best" "$best_chrf" "$greedy_model" \
+    "$greedy_bleu" "$greedy_chrf" "$seconds" <<'PY' || die "cannot write $dir/system.json"
 import json, os, sys
-path, models, beam, alpha, bleu, greedy_model, greedy_bleu, seconds = sys.argv[1:]
+path, models, beam, alpha, bleu, chrf, greedy_model, greedy_bleu, greedy_chrf, seconds = sys.argv[1:]
 system = {"models": models.split(), "beam": int(beam), "alpha": float(alpha), "val_bleu": float(bleu),
-          "greedy": {"model": greedy_model, "val_bleu": float(greedy_bleu)}, "seconds": int(seconds)}
+          "val_chrf": float(chrf),
+          "greedy": {"model": greedy_model, "val_bleu": float(greedy_bleu), "val_chrf": float(greedy_chrf)},
+          "seconds": int(seconds)}
 tmp = path + ".tmp"
 with open(tmp, "w") as f:
     json.dump(system, f, indent=1)
     f.write("\n")
 os.replace(tmp, path)
 PY
-  printf 'best-system: %s, beam %s, alpha %s: val BLEU %s (greedy, one model: %s %s); everything took %dm%02ds\n' \
-    "$best_model" "$best_beam" "$best_alpha" "$best" "$greedy_model" "$greedy_bleu" $((seconds / 60)) \
-    $((seconds % 60)) >&2
+  LC_ALL=C printf 'best-system: %s, beam %s, alpha %s: val BLEU %.2f, chrF %.2f (greedy, one model: %s %.2f, chrF %.2f); everything took %dm%02ds\n' \
+    "$best_model" "$best_beam" "$best_alpha" "$best" "$best_chrf" "$greedy_model" "$greedy_bleu" "$greedy_chrf" \
+    $((seconds / 60)) $((seconds % 60)) >&2
 }
 
 translate() {

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # ctest: scripts/best-system.sh, the one-hour recipe's driver, on a corpus of 8 pairs and a budget
 # of seconds. `train` with NMT_BEST_MEMBERS=2 trains two models side by side (seeds 5 and 6, one
-# thread each; with NMT_BEST_TATOEBA=2, on two copies of the Multi30k pairs and one of Tatoeba's), scores every candidate on val, the two models' ensemble included, and writes its
-# choice to system.json; `translate` then gives one line per input line with that choice. Bad
-# settings are refused in one line before any training.
+# thread each; with NMT_BEST_TATOEBA=2, on two copies of the Multi30k pairs and one of Tatoeba's),
+# scores every candidate on val (BLEU and chrF in selection.tsv), the two models' ensemble
+# included, and writes its choice to system.json; `translate` then gives one line per input line
+# with that choice. Bad settings are refused in one line before any training.
 #   tests/best_system.sh NMT_BINARY SOURCE_DIR
 set -euo pipefail
 nmt=$1 root=$2
@@ -58,11 +59,15 @@ grep -q '"vocab_size": 100,' "$work/run/gru/config.json" || fail "NMT_BEST_OPTIO
 for row in $'gru\t1\t-' $'gru-2\t1\t-' $'gru gru-2\t1\t-' $'\t5\t1.4'; do
   grep -q -F "$row" "$work/run/selection.tsv" || fail "no row '$row' in selection.tsv: $(cat "$work/run/selection.tsv")"
 done
+# Every row of the table has val BLEU and chrF; the choice and its greedy one-model row carry both.
+awk -F'\t' 'NR > 1 && !(NF == 5 && $4 ~ /^[0-9.]+$/ && $5 ~ /^[0-9.]+$/)' "$work/run/selection.tsv" | grep -q . &&
+  fail "selection.tsv has a row without val BLEU and chrF: $(cat "$work/run/selection.tsv")"
 python3 - "$work/run/system.json" <<'PY' || fail "system.json: $(cat "$work/run/system.json")"
 import json, sys
 s = json.load(open(sys.argv[1]))
 assert s["models"] and set(s["models"]) <= {"gru", "gru-2", "gru-avg4", "gru-avg8"}, s
 assert s["beam"] in (1, 5) and s["greedy"]["model"] in ("gru", "gru-2", "gru-avg4", "gru-avg8"), s
+assert 0 <= s["val_chrf"] <= 100 and 0 <= s["greedy"]["val_chrf"] <= 100, s
 PY
 bash "$root/scripts/best-system.sh" translate "$work/run" <"$work/data/multi30k/val.en" >"$work/out.fr" ||
   fail "translate"

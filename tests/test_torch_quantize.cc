@@ -413,6 +413,30 @@ TEST_F(QuantizeCli, WhatIsNotAnFp32ModelDirectoryIsRefused) {
   EXPECT_FALSE(fs::exists(dir_->file("never")));
 }
 
+// NMT_INT8_KERNEL runs the kernel it names (every kernel computes the same sums, so the portable
+// one translates exactly as the fastest does); a name that is no kernel is refused in one line,
+// exit 2, before any translation.
+TEST_F(QuantizeCli, Int8KernelChosenByTheEnvironmentTranslatesTheSame) {
+  auto fastest = run_command(translate("-m " + int8() + " --beam 3 --input " + inputs_file()));
+  auto portable =
+      run_command("NMT_INT8_KERNEL=portable " + translate("-m " + int8() + " --beam 3 --input " + inputs_file()));
+  ASSERT_EQ(fastest.exit_code, 0) << fastest.err;
+  ASSERT_EQ(portable.exit_code, 0) << portable.err;
+  EXPECT_EQ(portable.out, fastest.out);
+  auto on_load =
+      run_command("NMT_INT8_KERNEL=portable " + translate("--int8 -m " + fp32() + " --beam 3 --input " + inputs_file()));
+  ASSERT_EQ(on_load.exit_code, 0) << on_load.err;
+  EXPECT_EQ(on_load.out, fastest.out);
+  for (const std::string& model : {"-m " + int8(), "--int8 -m " + fp32()}) {
+    auto bad = run_command("NMT_INT8_KERNEL=avx3 " + translate(model + " --input " + inputs_file()));
+    EXPECT_EQ(bad.exit_code, 2) << bad.err;
+    expect_one_error_line(bad);
+    EXPECT_NE(bad.err.find("NMT_INT8_KERNEL=avx3: not one of avx512-vnni, avx-vnni, avx2, portable"), std::string::npos)
+        << bad.err;
+    EXPECT_EQ(bad.out, "");
+  }
+}
+
 TEST_F(QuantizeCli, UsageErrorsExitTwo) {
   for (const std::string& args : std::vector<std::string>{"quantize " + fp32(), "quantize -o " + dir_->file("never"),
                                  "quantize " + fp32() + " -o " + dir_->file("never") + " --no-such-option"}) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <system_error>
 #include <thread>
@@ -66,6 +67,7 @@ QuantizedWeight quantize_weight(const float* weight, int64_t out_features, int64
 PackedWeight::PackedWeight(const QuantizedWeight& weight)
     : out_features_(weight.out_features), in_features_(weight.in_features) {
   check_quantized(weight);
+  detail::best_kernel();  // a bad NMT_INT8_KERNEL is refused as the model loads, before any input is read
   const int64_t blocks = round_up(out_features_, kBlockColumns) / kBlockColumns;
   const int64_t groups = round_up(in_features_, kGroupInputs) / kGroupInputs;
   packed_.assign(static_cast<size_t>(blocks * groups), detail::PackedGroup{});
@@ -170,13 +172,39 @@ bool kernel_supported(Kernel kernel) {
 #endif
 }
 
-Kernel best_kernel() {
-  static const Kernel best = [] {
+namespace {
+
+// NMT_INT8_KERNEL=avx2 (or another label) runs that kernel instead of the fastest one, as
+// CTranslate2's CT2_FORCE_CPU_ISA and MKL's MKL_ENABLE_INSTRUCTIONS do: to measure on an AVX-512
+// machine what an AVX2-only CPU would run, or to rule a kernel out when looking for a fault.
+Kernel forced_kernel(const char* label) {
+  for (Kernel k : {Kernel::avx512_vnni, Kernel::avx_vnni, Kernel::avx2, Kernel::portable}) {
+    if (std::string(label) != kernel_label(k)) continue;
+    if (!kernel_supported(k))
+      throw UsageError("NMT_INT8_KERNEL=" + std::string(label) + ": this CPU (or this build) cannot run that kernel; " +
+                       "its fastest is " + kernel_label(fastest_kernel()));
+    return k;
+  }
+  throw UsageError("NMT_INT8_KERNEL=" + std::string(label) + ": not one of avx512-vnni, avx-vnni, avx2, portable");
+}
+
+}  // namespace
+
+Kernel fastest_kernel() {
+  static const Kernel fastest = [] {
     for (Kernel k : {Kernel::avx512_vnni, Kernel::avx_vnni, Kernel::avx2})
       if (kernel_supported(k)) return k;
     return Kernel::portable;
   }();
-  return best;
+  return fastest;
+}
+
+Kernel best_kernel() {
+  static const Kernel chosen = [] {
+    const char* forced = std::getenv("NMT_INT8_KERNEL");
+    return forced && *forced ? forced_kernel(forced) : fastest_kernel();
+  }();
+  return chosen;
 }
 
 const char* kernel_label(Kernel kernel) {

@@ -30,7 +30,9 @@ inline constexpr int64_t kGroupInputs = 4;    // consecutive inputs per channel 
 
 const char* kernel_label(Kernel kernel);  // "avx512-vnni", ...
 bool kernel_supported(Kernel kernel);     // by this CPU and this build
-Kernel best_kernel();                     // the fastest supported, chosen once
+Kernel fastest_kernel();                  // the fastest supported, chosen once
+Kernel best_kernel();                     // the one linear() runs: fastest_kernel(), or NMT_INT8_KERNEL's
+                                          // (UsageError if that names no kernel or one this CPU lacks)
 
 // linear() on a given kernel (which must be supported): lets tests run every kernel here.
 void linear_with(Kernel kernel, const float* x, int64_t rows, const PackedWeight& weight, const float* bias, float* y,
