@@ -304,7 +304,9 @@ TEST(Int8Linear, KernelNameFollowsTheCpuFlags) {
                                : has("avx2")                         ? "avx2"
                                                                      : "portable";
   EXPECT_EQ(detail::kernel_label(detail::fastest_kernel()), expected);
-  if (std::getenv("NMT_INT8_KERNEL") == nullptr) EXPECT_EQ(kernel_name(), expected);
+  if (std::getenv("NMT_INT8_KERNEL") == nullptr) {
+    EXPECT_EQ(kernel_name(), expected);
+  }
   EXPECT_TRUE(detail::kernel_supported(detail::best_kernel()));
 }
 
