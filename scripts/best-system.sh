@@ -16,8 +16,8 @@
 # Environment: NMT_DATA (default ../shared/data, else scripts/get-data.sh), NMT_THREADS
 # (default 2), NMT_BEST_TRAIN_TIME (default 56m: the hour less subword training, averaging and
 # the selection on val, which take 2-3 minutes), NMT_BEST_SEED (default 1: the first model's
-# seed), NMT_BEST_MEMBERS (default 1: models trained side by side, each on NMT_THREADS/N threads
-# with seeds NMT_BEST_SEED, +1, ...; their ensemble is one more candidate on val), and
+# seed), NMT_BEST_MEMBERS (default 2, 1 with one thread: models trained side by side, each on
+# NMT_THREADS/N threads with seeds NMT_BEST_SEED, +1, ...; their ensembles are candidates on val), and
 # NMT_BEST_OPTIONS (training options added after the recipe's, for experiments against it), and
 # NMT_BEST_TATOEBA (default 0; K > 0 trains on K copies of Multi30k's training pairs and one of
 # Tatoeba's, DATA/tatoeba-fra-eng/fra.txt, the subword model included).
@@ -27,7 +27,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 nmt=${NMT_BIN:-$here/build/nmt}
 threads=${NMT_THREADS:-2}
-members=${NMT_BEST_MEMBERS:-1}
+members=${NMT_BEST_MEMBERS:-}
 seed=${NMT_BEST_SEED:-1}
 tatoeba=${NMT_BEST_TATOEBA:-0}
 
@@ -47,6 +47,9 @@ setting_error() {  # NAME VALUE WHAT: a bad setting, refused before any work
   exit 2
 }
 [[ $threads =~ ^[1-9][0-9]*$ ]] || setting_error NMT_THREADS "$threads" "a positive number"
+# Two models side by side by default (one with one thread): their ensemble led one model using
+# both threads by 0.7 BLEU on val (experiments G, H, M of docs/experiments.md).
+[[ -n $members ]] || members=$((threads >= 2 ? 2 : 1))
 [[ $members =~ ^[1-9][0-9]*$ ]] && ((members <= threads)) ||
   setting_error NMT_BEST_MEMBERS "$members" "1..NMT_THREADS ($threads)"
 [[ $seed =~ ^[0-9]+$ ]] || setting_error NMT_BEST_SEED "$seed" "a number"
@@ -168,6 +171,27 @@ train_members() {
   done
 }
 
+# The averages of each model's last 4 and 8 checkpoints (MODEL-avg4, MODEL-avg8), made again on
+# a re-run: a resumed run has new last checkpoints.
+average_members() {
+  local k name n
+  for ((k = 1; k <= members; k++)); do
+    name=$(member_name "$k")
+    for n in 4 8; do
+      rm -rf "$dir/$name-avg$n"
+      "$nmt" average "$dir/$name" --last "$n" -o "$dir/$name-avg$n" >/dev/null ||
+        die "cannot average $dir/$name's last $n checkpoints"
+    done
+  done
+}
+
+# ensemble_of SUFFIX → "gru gru-2 ..." with SUFFIX on each name: all models as one ensemble.
+ensemble_of() {
+  local k all=""
+  for ((k = 1; k <= members; k++)); do all+="${all:+ }$(member_name "$k")$1"; done
+  echo "$all"
+}
+
 train() {
   ensure_binary
   find_data
@@ -175,25 +199,23 @@ train() {
   local start=$SECONDS
   make_training_data
   train_members
-  # Candidates, each scored on val: each model's best validated checkpoint, the averages of the
-  # first model's last checkpoints, and the ensemble of all models.
-  rm -rf "$dir/gru-avg4" "$dir/gru-avg8"  # a re-run averages the resumed run's last checkpoints again
-  "$nmt" average "$dir/gru" --last 4 -o "$dir/gru-avg4" >/dev/null
-  "$nmt" average "$dir/gru" --last 8 -o "$dir/gru-avg8" >/dev/null
+  # Candidates, each scored on val: every model's best validated checkpoint and the averages of
+  # its last 4 and 8 checkpoints, one model at a time (greedy), then the ensembles of all models'
+  # best checkpoints, of their averages of 4 and of 8; beam search on the best of these.
+  average_members
   printf 'weights\tbeam\talpha\tval BLEU\tval chrF\n' >"$dir/selection.tsv"
-  local best_model="" best_beam=1 best_alpha=0 best=-1 best_chrf=-1 model setting k all=""
-  for model in gru gru-avg4 gru-avg8; do consider "$model" 1 -; done
-  for ((k = 2; k <= members; k++)); do consider "$(member_name "$k")" 1 -; done
+  local best_model="" best_beam=1 best_alpha=0 best=-1 best_chrf=-1 model setting k suffix
+  for ((k = 1; k <= members; k++)); do
+    for suffix in "" -avg4 -avg8; do consider "$(member_name "$k")$suffix" 1 -; done
+  done
   local greedy_model=$best_model greedy_bleu=$best greedy_chrf=$best_chrf  # one model, greedy
   if ((members > 1)); then
-    for ((k = 1; k <= members; k++)); do all+="${all:+ }$(member_name "$k")"; done
-    consider "$all" 1 -
+    for suffix in "" -avg4 -avg8; do consider "$(ensemble_of "$suffix")" 1 -; done
   fi
   # Beam search on the best weights: alpha 1.4 was the edge of the first grid (0.6 / 1.0 / 1.4) in
-  # both runs that had it, so the grid goes on past it; 8 tells whether a wider beam pays (with
-  # one model only: an ensemble's beam costs a model's more, and beam 8 tied beam 5 in runs C-F).
-  local settings=("5 1.0" "5 1.4" "5 1.8" "5 2.2")
-  ((members == 1)) && settings+=("8 1.4" "8 1.8")
+  # both runs that had it, so the grid goes on past it; 8 tells whether a wider beam pays (it tied
+  # beam 5 for one model in runs C-F; for H's two-model ensemble it gained 0.28).
+  local settings=("5 1.0" "5 1.4" "5 1.8" "5 2.2" "8 1.4" "8 1.8")
   local beam_model=$best_model
   for setting in "${settings[@]}"; do consider "$beam_model" $setting; done
   local seconds=$((SECONDS - start))
