@@ -177,24 +177,28 @@ namespace {
 // NMT_INT8_KERNEL=avx2 (or another label) runs that kernel instead of the fastest one, as
 // CTranslate2's CT2_FORCE_CPU_ISA and MKL's MKL_ENABLE_INSTRUCTIONS do: to measure on an AVX-512
 // machine what an AVX2-only CPU would run, or to rule a kernel out when looking for a fault.
+constexpr Kernel kKernelsFastestFirst[] = {Kernel::avx512_vnni, Kernel::avx_vnni, Kernel::avx2, Kernel::portable};
+
 Kernel forced_kernel(const char* label) {
-  for (Kernel k : {Kernel::avx512_vnni, Kernel::avx_vnni, Kernel::avx2, Kernel::portable}) {
+  std::string names;  // the error's list, from the labels themselves
+  for (Kernel k : kKernelsFastestFirst) {
+    names += (names.empty() ? "" : ", ") + std::string(kernel_label(k));
     if (std::string(label) != kernel_label(k)) continue;
     if (!kernel_supported(k))
       throw UsageError("NMT_INT8_KERNEL=" + std::string(label) + ": this CPU (or this build) cannot run that kernel; " +
                        "its fastest is " + kernel_label(fastest_kernel()));
     return k;
   }
-  throw UsageError("NMT_INT8_KERNEL=" + std::string(label) + ": not one of avx512-vnni, avx-vnni, avx2, portable");
+  throw UsageError("NMT_INT8_KERNEL=" + std::string(label) + ": not one of " + names);
 }
 
 }  // namespace
 
 Kernel fastest_kernel() {
   static const Kernel fastest = [] {
-    for (Kernel k : {Kernel::avx512_vnni, Kernel::avx_vnni, Kernel::avx2})
+    for (Kernel k : kKernelsFastestFirst)
       if (kernel_supported(k)) return k;
-    return Kernel::portable;
+    return Kernel::portable;  // not reached: portable is always supported
   }();
   return fastest;
 }
