@@ -268,6 +268,22 @@ nlohmann::json latency_summary(std::vector<double> ms) {
   return {{"p50", rank(0.50)}, {"p95", rank(0.95)}, {"p99", rank(0.99)}, {"mean", sum / ms.size()}};
 }
 
+// The matrix-product work of the translations themselves: for each sentence one teacher-forced
+// forward pass over its source and its output, EOS included (models::forward_matmul_flops), which
+// is what greedy decoding with a cache computes at the least; beam search computes about `beam`
+// times the decoder's share of it. Divided by the time and by `nmt bench matmul`'s peak it says
+// how much of the machine's matrix-product speed a decoding row turns into output.
+double output_matmul_flops(decode::Translator& translator, const std::vector<std::string>& lines,
+                           const std::vector<decode::Hypothesis>& hyps) {
+  const models::ModelConfig& config = translator.loaded().model_config;
+  double flops = 0;
+  for (size_t i = 0; i < lines.size() && i < hyps.size(); ++i) {
+    const auto src_len = static_cast<int64_t>(translator.subwords().source.encode(lines[i]).size()) + 1;
+    flops += models::forward_matmul_flops(config, 1, src_len, static_cast<int64_t>(hyps[i].tokens.size()) + 1);
+  }
+  return flops;
+}
+
 void add_translate(CLI::App& bench) {
   auto* cmd = bench.add_subcommand("translate", "Translation speed of a model directory on a source file");
   auto model_dir = std::make_shared<std::string>();
@@ -321,7 +337,7 @@ void add_translate(CLI::App& bench) {
     reset_peak_gpu_memory(device);
     auto translate = [&](const std::vector<std::string>& batch) {
       for (auto& n : translator.translate(batch, d, *strategy, &stats))
-        if (beam == 1) hyps.push_back(std::move(n.front().hypothesis));
+        hyps.push_back(std::move(n.front().hypothesis));
       synchronize(device);
     };
     std::vector<double> latencies_ms;
@@ -341,13 +357,15 @@ void add_translate(CLI::App& bench) {
       for (const auto& h : hyps) text += nlohmann::json(h.tokens).dump() + "\n";
       write_file_atomic(*dump_hyp_ids, text);
     }
+    const double output_flops = output_matmul_flops(translator, lines, hyps);
     const std::string weights = translator.loaded().quantization.empty() ? "fp32" : translator.loaded().quantization;
     std::cout << nlohmann::json{{"impl", "nmt"}, {"model", translator.loaded().model_config.type},
                                 {"weights", weights}, {"int8_kernel", weights == "int8" ? nlohmann::json(quant::kernel_name()) : nlohmann::json()},
                                 {"batch_size", o.batch_size},
                                 {"beam", beam}, {"beam_shrink", o.shrink}, {"alpha", o.alpha}, {"sentences", lines.size()}, {"seconds", secs},
                                 {"sentences_per_s", lines.size() / secs}, {"target_tokens", stats.target_tokens},
-                                {"target_tokens_per_s", stats.target_tokens / secs}, {"load_seconds", load_secs},
+                                {"target_tokens_per_s", stats.target_tokens / secs},
+                                {"output_matmul_gflops", output_flops / secs / 1e9}, {"load_seconds", load_secs},
                                 {"peak_rss_mb", peak_rss_mb()}, {"device", device.str()},
                                 {"peak_gpu_mb", peak_gpu_mb(device)},
                                 {"latency_ms", latency_summary(latencies_ms)}}

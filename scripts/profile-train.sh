@@ -35,33 +35,4 @@ perf record -F 999 -o "$OUT/$MODEL.perf" -- "$NMT" bench train --preset "$MODEL"
   --spm "$spm" --threads "$T" "${shape[@]}" > "$OUT/$MODEL.json" 2> "$OUT/$MODEL.perf.log" ||
   die "perf record failed: $(tail -n 3 "$OUT/$MODEL.perf.log")"
 perf report -i "$OUT/$MODEL.perf" --no-children --sort dso,sym --stdio -g none 2> /dev/null |
-  python3 -c '
-import re, sys
-kinds = {"BLAS: matrix products and their packing": 0, "nmt fused kernels": 0, "LibTorch: other kernels": 0,
-         "threads waiting (OpenMP, yield, scheduler)": 0, "allocator and page faults": 0, "set-up (SentencePiece, loading)": 0,
-         "other": 0}
-for line in sys.stdin:
-    m = re.match(r"\s*([0-9.]+)%\s+(\S+)\s+\[(.)\]\s+(.*)", line)
-    if not m:
-        continue
-    pct, dso, sym = float(m.group(1)), m.group(2), m.group(4)
-    if "openblas" in dso or "mkl" in dso.lower() or re.search(r"gemm|sgemm|mkl_blas", sym):
-        k = "BLAS: matrix products and their packing"
-    elif "nmt::kernels" in sym:
-        k = "nmt fused kernels"
-    elif re.search(r"gomp|iomp", dso) or re.search(r"sched|yield|futex|finish_task_switch|kmp_", sym, re.I):
-        k = "threads waiting (OpenMP, yield, scheduler)"
-    elif re.search(r"malloc|free|page_fault|memcg|clear_page|mmap|munmap|madvise|alloc_pages|_int_", sym):
-        k = "allocator and page faults"
-    elif "sentencepiece" in dso or "ld-linux" in dso:
-        k = "set-up (SentencePiece, loading)"
-    elif "libtorch" in dso or "libc10" in dso:
-        k = "LibTorch: other kernels"
-    else:
-        k = "other"
-    kinds[k] += pct
-print("| where | share of samples |")
-print("|---|---:|")
-for k, v in kinds.items():
-    print(f"| {k} | {v:.1f} % |")
-'
+  python3 "$ROOT/scripts/perf_kinds.py"

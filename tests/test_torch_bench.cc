@@ -61,6 +61,38 @@ TEST(Bench, TranslateCountsSentencesAndDumpsIds) {
   EXPECT_EQ(j["target_tokens"].get<int64_t>(), produced);
 }
 
+// scripts/bench-ct2.sh sets each decoding row against the machine's matrix-product peak: the work
+// counted must be that of one forward pass over each source and its translation, EOS included on
+// both sides, by the Transformer's matrix products (the count below, written out once more).
+TEST(Bench, TranslateReportsTheMatrixProductWorkOfItsOutput) {
+  nmt::test::TempDir t;
+  ASSERT_EQ(run_command(nmt_binary() + " bench init --preset transformer-tiny --train " + fixture("tiny") + " --out " +
+                        t.file("m"))
+                .exit_code,
+            0);
+  auto r = run_command(nmt_binary() + " bench translate -m " + t.file("m") + " --src " + fixture("tiny.en") +
+                       " --batch-size 3 --threads 1 --dump-ids " + t.file("ids.jsonl") + " --dump-hyp-ids " + t.file("hyp.jsonl"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  auto config = nlohmann::json::parse(nmt::test::slurp(t.file("m/config.json")));
+  const auto& c = config.contains("model") ? config["model"] : config;
+  const double d = c["d_model"].get<double>(), f = c["ffn"].get<double>(), V = c["tgt_vocab"].get<double>();
+  const double enc_layers = c["encoder_layers"].get<double>(), dec_layers = c["decoder_layers"].get<double>();
+  std::ifstream ids(t.file("ids.jsonl")), hyp(t.file("hyp.jsonl"));
+  std::string src_line, hyp_line;
+  double expected = 0;
+  while (std::getline(ids, src_line) && std::getline(hyp, hyp_line)) {
+    const double S = nlohmann::json::parse(src_line).size() + 1.0, T = nlohmann::json::parse(hyp_line).size() + 1.0;
+    const double enc = 2 * S * d * 3 * d + 4 * S * S * d + 2 * S * d * d + 4 * S * d * f;
+    const double dec = 2 * T * d * 3 * d + 4 * T * T * d + 2 * T * d * d + 2 * T * d * d + 4 * S * d * d + 4 * T * S * d +
+                       2 * T * d * d + 4 * T * d * f;
+    expected += enc_layers * enc + dec_layers * dec + 2 * T * d * V;
+  }
+  const double reported = j["output_matmul_gflops"].get<double>() * j["seconds"].get<double>() * 1e9;
+  EXPECT_GT(expected, 0);
+  EXPECT_NEAR(reported, expected, 1e-6 * expected);
+}
+
 // Debian's OpenBLAS falls back to generic SSE3 kernels on CPUs it does not know (4x slower
 // here); nmt must end up on kernels that use the CPU's vector units.
 TEST(Bench, OpenBlasUsesTheCpusVectorKernels) {
