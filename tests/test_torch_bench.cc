@@ -41,14 +41,19 @@ TEST(Bench, TrainReportsTheTokensOfTheBatchesItDumps) {
   EXPECT_EQ(config["train"]["max_tokens"], 40);
 }
 
+// `nmt bench translate` of a freshly initialised tiny Transformer (t/m) over the tiny fixture,
+// dumping the source ids (t/ids.jsonl) and the greedy outputs (t/hyp.jsonl).
+nmt::test::CommandResult translate_with_fresh_tiny_model(nmt::test::TempDir& t) {
+  auto init = run_command(nmt_binary() + " bench init --preset transformer-tiny --train " + fixture("tiny") + " --out " +
+                          t.file("m"));
+  if (init.exit_code != 0) return init;
+  return run_command(nmt_binary() + " bench translate -m " + t.file("m") + " --src " + fixture("tiny.en") +
+                     " --batch-size 3 --threads 1 --dump-ids " + t.file("ids.jsonl") + " --dump-hyp-ids " + t.file("hyp.jsonl"));
+}
+
 TEST(Bench, TranslateCountsSentencesAndDumpsIds) {
   nmt::test::TempDir t;
-  ASSERT_EQ(run_command(nmt_binary() + " bench init --preset transformer-tiny --train " + fixture("tiny") + " --out " +
-                        t.file("m"))
-                .exit_code,
-            0);
-  auto r = run_command(nmt_binary() + " bench translate -m " + t.file("m") + " --src " + fixture("tiny.en") +
-                       " --batch-size 3 --threads 1 --dump-ids " + t.file("ids.jsonl") + " --dump-hyp-ids " + t.file("hyp.jsonl"));
+  auto r = translate_with_fresh_tiny_model(t);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["sentences"], 8);
@@ -66,12 +71,7 @@ TEST(Bench, TranslateCountsSentencesAndDumpsIds) {
 // both sides, by the Transformer's matrix products (the count below, written out once more).
 TEST(Bench, TranslateReportsTheMatrixProductWorkOfItsOutput) {
   nmt::test::TempDir t;
-  ASSERT_EQ(run_command(nmt_binary() + " bench init --preset transformer-tiny --train " + fixture("tiny") + " --out " +
-                        t.file("m"))
-                .exit_code,
-            0);
-  auto r = run_command(nmt_binary() + " bench translate -m " + t.file("m") + " --src " + fixture("tiny.en") +
-                       " --batch-size 3 --threads 1 --dump-ids " + t.file("ids.jsonl") + " --dump-hyp-ids " + t.file("hyp.jsonl"));
+  auto r = translate_with_fresh_tiny_model(t);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   auto config = nlohmann::json::parse(nmt::test::slurp(t.file("m/config.json")));
