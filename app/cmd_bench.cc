@@ -1,6 +1,7 @@
 // `nmt bench`: the measurements behind scripts/bench.sh. Each subcommand prints one JSON
 // object on stdout, so the script can put nmt and the PyTorch reference side by side.
-//   bench matmul     achieved GFLOP/s of square float32 matrix products (the machine's peak)
+//   bench matmul     achieved GFLOP/s of square float32 matrix products (the machine's peak) and
+//                    of nmt's int8 ones (quantised decoding's peak)
 //   bench train      training tokens/s over fixed batches after warm-up, GFLOP/s, peak RSS
 //   bench translate  translation sentences/s and target tokens/s, peak RSS
 //   bench init       a model directory with freshly initialised weights (no training)
@@ -125,28 +126,67 @@ nlohmann::json model_config_json(const train::TrainOptions& o) {
   return models::model_directory_config(o.model.to_json(), o.to_json());
 }
 
+// The best achieved GFLOP/s of `product(n)`, an n x n by n x n matrix product (2n³ operations),
+// over square sizes 256..2048: each size warmed up twice, then repeated for about 2^31 operations.
+template <class Product>
+std::pair<double, nlohmann::json> best_square_product_speed(Product&& product) {
+  nlohmann::json sizes = nlohmann::json::object();
+  double best = 0;
+  for (int64_t n : {256, 512, 1024, 2048}) {
+    for (int i = 0; i < 2; ++i) product(n);
+    const int reps = static_cast<int>(std::max<int64_t>(3, (int64_t{1} << 31) / (n * n * n)));
+    const auto t0 = Clock::now();
+    for (int i = 0; i < reps; ++i) product(n);
+    const double gflops = 2.0 * n * n * n * reps / seconds_since(t0) / 1e9;
+    sizes[std::to_string(n)] = gflops;
+    best = std::max(best, gflops);
+  }
+  return {best, sizes};
+}
+
+// nmt's int8 product as quantised decoding runs it (quant::linear: the activations quantised per
+// row at each call, the weights packed once), on the operands of the size at hand.
+class Int8SquareProduct {
+ public:
+  explicit Int8SquareProduct(int threads) : threads_(threads) {}
+  void operator()(int64_t n) {
+    if (n != n_) {
+      auto w = torch::randn({n, n});
+      weight_ = std::make_unique<quant::PackedWeight>(quant::quantize_weight(w.data_ptr<float>(), n, n));
+      x_ = torch::randn({n, n});
+      y_ = torch::empty({n, n});
+      n_ = n;
+    }
+    quant::linear(x_.data_ptr<float>(), n, *weight_, nullptr, y_.data_ptr<float>(), threads_);
+  }
+
+ private:
+  int threads_;
+  int64_t n_ = 0;
+  std::unique_ptr<quant::PackedWeight> weight_;
+  torch::Tensor x_, y_;
+};
+
 void add_matmul(CLI::App& bench) {
-  auto* cmd = bench.add_subcommand("matmul", "Achieved GFLOP/s of float32 matrix products (best of several sizes)");
+  auto* cmd = bench.add_subcommand(
+      "matmul", "Achieved GFLOP/s of float32 matrix products and of nmt's int8 ones (best of several sizes)");
   auto runtime = std::make_shared<OptionBinder<RuntimeOptions>>(cmd, runtime_option_specs(), RuntimeOptions{},
                                                                 OptionUse{{"threads"}, {}, {}});
   cmd->callback([runtime] {
     const RuntimeOptions r = runtime->checked();
-    const int* threads = &r.threads;
-    set_threads(*threads);
+    set_threads(r.threads);
     torch::NoGradGuard guard;
-    nlohmann::json sizes = nlohmann::json::object();
-    double best = 0;
-    for (int64_t n : {256, 512, 1024, 2048}) {
-      auto a = torch::randn({n, n}), b = torch::randn({n, n});
-      for (int i = 0; i < 2; ++i) (void)torch::mm(a, b);
-      const int reps = static_cast<int>(std::max<int64_t>(3, (int64_t{1} << 31) / (n * n * n)));
-      const auto t0 = Clock::now();
-      for (int i = 0; i < reps; ++i) (void)torch::mm(a, b);
-      const double gflops = 2.0 * n * n * n * reps / seconds_since(t0) / 1e9;
-      sizes[std::to_string(n)] = gflops;
-      best = std::max(best, gflops);
-    }
-    std::cout << nlohmann::json{{"peak_gflops", best}, {"by_size", sizes}, {"threads", *threads},
+    torch::Tensor a, b;
+    const auto [fp32_peak, fp32_sizes] = best_square_product_speed([&](int64_t n) {
+      if (!a.defined() || a.size(0) != n) a = torch::randn({n, n}), b = torch::randn({n, n});
+      (void)torch::mm(a, b);
+    });
+    // The int8 rows of a decoding benchmark divide by this peak as the float32 rows divide by
+    // peak_gflops: both count a multiply-add as 2 operations.
+    const auto [int8_peak, int8_sizes] = best_square_product_speed(Int8SquareProduct(r.threads));
+    std::cout << nlohmann::json{{"peak_gflops", fp32_peak},   {"by_size", fp32_sizes},
+                                {"int8_peak_gflops", int8_peak}, {"int8_by_size", int8_sizes},
+                                {"int8_kernel", quant::kernel_name()}, {"threads", r.threads},
                                 {"blas_core", select_blas_kernels()}}
                      .dump()
               << '\n';

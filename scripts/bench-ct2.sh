@@ -81,7 +81,7 @@ measure() {
   cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
   isa=$(grep -o -w -E 'avx2|fma|avx512[a-z_0-9]*|avx_vnni|amx[a-z_0-9]*' /proc/cpuinfo | sort -u | tr '\n' ' ')
   blas=$("$NMT" bench matmul --threads "${THREADS[-1]}")
-  # Each thread count's float32 matrix-product peak: the decoding rows' share of it is a column.
+  # Each thread count's float32 and int8 matrix-product peaks: the decoding rows' share of theirs is a column.
   for t in "${THREADS[@]}"; do record "peak/t$t" "$("$NMT" bench matmul --threads "$t")"; done
   ct2_info=$(CT2_VERBOSE=1 "$PY" -c "import ctranslate2; ctranslate2.Translator('$OUT/ct2-int8', compute_type='int8')" 2>&1 |
     sed -n 's/.*\[info\] *-* *//p' | grep -E 'Selected ISA|SGEMM|GEMM_S8|Intel MKL' | tr '\n' ';')
@@ -162,13 +162,16 @@ print(f"CPU: {m['cpu']} ({m['isa'].strip()}). {m['nmt']}, OpenBLAS kernels {b.ge
       f"CTranslate2 {m['ct2_version']}: {m['ct2'].rstrip(';')}.")
 print(f"Median of {rounds} alternating rounds; sentences/s and target subwords/s exclude model load; "
       f"OMP_WAIT_POLICY={m.get('omp_wait') or 'unset (spinning)'}; load average before/after: {m.get('load', '?')} / {open('/proc/loadavg').read().split()[0]}.\n")
-peaks = {k.split("/")[1]: v[0]["peak_gflops"] for k, v in res.items() if k.startswith("peak/t")}
+# Each thread count's peaks: float32 (LibTorch's BLAS) and, from runs that measured it, nmt's int8
+# product; a row's share is of its own weights' peak.
+peaks = {(p, k.split("/")[1]): v[0][field] for k, v in res.items() if k.startswith("peak/t")
+         for p, field in (("float32", "peak_gflops"), ("int8", "int8_peak_gflops")) if field in v[0]}
 if peaks:
-    print("float32 matrix-product peak (nmt bench matmul): " +
-          ", ".join(f"{t[1:]} thread(s) {g:.1f} GFLOP/s" for t, g in sorted(peaks.items())) +
+    print("Matrix-product peaks (nmt bench matmul): " +
+          ", ".join(f"{p} {t[1:]} thread(s) {g:.1f} GFLOP/s" for (p, t), g in sorted(peaks.items())) +
           ". \"nmt output GFLOP/s\": the matrix products of one teacher-forced forward pass over each "
           "source and its translation, per second of decoding (beam search computes about 5x the decoder's "
-          "share of it), and its share of that thread count's float32 peak (int8 rows too).\n")
+          "share of it), and its share of that thread count's peak for the row's weights.\n")
 print("| weights | threads | search | batch | nmt sent/s | CT2 sent/s | nmt / CT2 (median of rounds) | nmt tok/s | CT2 tok/s | nmt output GFLOP/s (% of peak) | nmt RSS MB | CT2 RSS MB |")
 print("|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 
@@ -206,7 +209,7 @@ for k in keys:
     print(f"| {p} | {t[1:]} | {'greedy' if s == 'greedy' else 'beam 5'} | {label} | {fmt(n_sps)} | {fmt(c_sps)} | "
           f"{paired_ratio(nmt_key, f'{k}/ct2')} | "
           f"{fmt(med(nmt_key, 'target_tokens_per_s'), 0)} | {fmt(med(f'{k}/ct2', 'target_tokens_per_s'), 0)} | "
-          f"{share_of_peak(med(nmt_key, 'output_matmul_gflops'), peaks.get(t))} | "
+          f"{share_of_peak(med(nmt_key, 'output_matmul_gflops'), peaks.get((p, t)))} | "
           f"{fmt(med(nmt_key, 'peak_rss_mb'), 0)} | {fmt(med(f'{k}/ct2', 'peak_rss_mb'), 0)} |")
 print()
 for p in ["float32", "int8"]:

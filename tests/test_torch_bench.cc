@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "nmt/quant/int8_gemm.h"
 #include "test_support.h"
 
 using nmt::test::fixture;
@@ -91,6 +92,21 @@ TEST(Bench, TranslateReportsTheMatrixProductWorkOfItsOutput) {
   const double reported = j["output_matmul_gflops"].get<double>() * j["seconds"].get<double>() * 1e9;
   EXPECT_GT(expected, 0);
   EXPECT_NEAR(reported, expected, 1e-6 * expected);
+}
+
+// A decoding benchmark's int8 rows are a share of this peak: it must be measured on the kernel
+// quantised decoding runs on this CPU, at every size.
+TEST(Bench, MatmulAlsoMeasuresTheInt8KernelQuantisedDecodingRuns) {
+  auto r = run_command(nmt_binary() + " bench matmul --threads 1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["int8_kernel"].get<std::string>(), nmt::quant::kernel_name());
+  EXPECT_GT(j["int8_peak_gflops"].get<double>(), 0.1);
+  ASSERT_EQ(j["int8_by_size"].size(), j["by_size"].size());
+  for (const auto& [size, gflops] : j["int8_by_size"].items()) {
+    EXPECT_GT(gflops.get<double>(), 0.0) << "size " << size;
+    EXPECT_LE(gflops.get<double>(), j["int8_peak_gflops"].get<double>()) << "size " << size;
+  }
 }
 
 // Debian's OpenBLAS falls back to generic SSE3 kernels on CPUs it does not know (4x slower
