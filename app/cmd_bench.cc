@@ -183,7 +183,8 @@ void add_matmul(CLI::App& bench) {
     });
     // The int8 rows of a decoding benchmark divide by this peak as the float32 rows divide by
     // peak_gflops: both count a multiply-add as 2 operations.
-    const auto [int8_peak, int8_sizes] = best_square_product_speed(Int8SquareProduct(r.threads));
+    // --threads 0 (the libraries' default) is one thread per core here, as in quantised decoding.
+    const auto [int8_peak, int8_sizes] = best_square_product_speed(Int8SquareProduct(configured_threads()));
     std::cout << nlohmann::json{{"peak_gflops", fp32_peak},   {"by_size", fp32_sizes},
                                 {"int8_peak_gflops", int8_peak}, {"int8_by_size", int8_sizes},
                                 {"int8_kernel", quant::kernel_name()}, {"threads", r.threads},
