@@ -80,9 +80,12 @@ measure() {
   # The machine: CPU, ISA, nmt's OpenBLAS kernels, CTranslate2's ISA and GEMM backends.
   cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
   isa=$(grep -o -w -E 'avx2|fma|avx512[a-z_0-9]*|avx_vnni|amx[a-z_0-9]*' /proc/cpuinfo | sort -u | tr '\n' ' ')
-  blas=$("$NMT" bench matmul --threads "${THREADS[-1]}")
-  # Each thread count's float32 and int8 matrix-product peaks: the decoding rows' share of theirs is a column.
-  for t in "${THREADS[@]}"; do record "peak/t$t" "$("$NMT" bench matmul --threads "$t")"; done
+  # Each thread count's float32 and int8 matrix-product peaks: the decoding rows' share of theirs is a
+  # column; the last thread count's measurement also names the BLAS kernels for the table's header.
+  for t in "${THREADS[@]}"; do
+    blas=$("$NMT" bench matmul --threads "$t")
+    record "peak/t$t" "$blas"
+  done
   ct2_info=$(CT2_VERBOSE=1 "$PY" -c "import ctranslate2; ctranslate2.Translator('$OUT/ct2-int8', compute_type='int8')" 2>&1 |
     sed -n 's/.*\[info\] *-* *//p' | grep -E 'Selected ISA|SGEMM|GEMM_S8|Intel MKL' | tr '\n' ';')
   # nmt quantize names its int8 kernel on stderr ("... int8 kernel on this CPU: NAME").
