@@ -403,9 +403,10 @@ std::string attention_json(size_t line_no, const decode::Hypothesis& h, const st
   j["attention"] = m.weights;
   return j.dump() + "\n";
 }
-}  // namespace
 
-// nmt translate's options, as CLI11 fills them.
+// nmt translate's options, as CLI11 fills them. (File-local like DecodeFlags, the type of one
+// of its fields: GCC refuses a struct of external linkage holding a type of internal linkage
+// when the file is compiled inside a unity batch.)
 struct TranslateFlags {
   std::shared_ptr<DecodeFlags> decode;
   std::shared_ptr<std::string> input, output, attention;
@@ -415,6 +416,7 @@ struct TranslateFlags {
   std::shared_ptr<std::string> constraints, avoid_per_line, avoid;
   std::shared_ptr<bool> json, alignment, markup;
 };
+}  // namespace
 
 // Standard input as a filter: translate_chunk gets the lines one at a time when stdin is a
 // terminal, in chunks of 1,024 otherwise, or all at once with `buffer_all`; `several_lines` is

@@ -20,6 +20,13 @@ std::string slurp(const std::string& path) {
   return s.str();
 }
 
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
 CommandResult run_command(const std::string& command_line) {
   TempDir tmp("nmt-cmd");
   std::string out = tmp.file("out"), err = tmp.file("err");

@@ -80,6 +80,9 @@ void expect_error(F f, std::initializer_list<std::string> fragments) {
   }
 }
 
+// The lines of a text, without their '\n' (a last line without one included).
+std::vector<std::string> lines_of(const std::string& text);
+
 // Writes bytes to a file (for fixtures built inside tests).
 void write_bytes(const std::string& path, const std::string& bytes);
 

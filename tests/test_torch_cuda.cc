@@ -32,6 +32,7 @@
 namespace fs = std::filesystem;
 using nmt::test::fixture;
 using nmt::test::run_command;
+using nmt::test::lines_of;
 
 namespace {
 
@@ -39,7 +40,7 @@ namespace {
   if (!torch::cuda::is_available())                                                                         \
   GTEST_SKIP() << "needs a CUDA device and LibTorch's CUDA part (torch::cuda::is_available() is false here)"
 
-std::string train_command(const std::string& out, const std::string& device, int steps, const std::string& extra = "") {
+std::string train_on_device_command(const std::string& out, const std::string& device, int steps, const std::string& extra = "") {
   return nmt::test::nmt_binary() + " train --preset transformer-tiny --train " + fixture("tiny") + " --valid " +
          fixture("tiny") + " --out " + out + " --device " + device + " --max-steps " + std::to_string(steps) +
          " --save-every 5 --keep-last 2 --valid-every " + std::to_string(steps) + " --valid-bleu false --seed 5" +
@@ -55,13 +56,6 @@ std::vector<double> validation_losses(const std::string& out) {
     if (j.is_object() && j.contains("val_loss")) losses.push_back(j["val_loss"].get<double>());
   }
   return losses;
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
 }
 
 }  // namespace
@@ -153,7 +147,7 @@ TEST(Cuda, TranslationsMatchTheCpu) {
   SKIP_WITHOUT_CUDA();
   nmt::test::TempDir dir;
   const std::string out = dir.file("run");
-  auto trained = run_command(train_command(out, "cpu", 60));
+  auto trained = run_command(train_on_device_command(out, "cpu", 60));
   ASSERT_EQ(trained.exit_code, 0) << trained.err;
   for (const std::string beam : {"1", "4"}) {
     const std::string translate = nmt::test::nmt_binary() + " translate -m " + out + " --input " +
@@ -174,11 +168,11 @@ TEST(Cuda, KilledAndResumedRunContinuesExactly) {
   SKIP_WITHOUT_CUDA();
   nmt::test::TempDir dir;
   const int steps = 60;
-  ASSERT_EQ(run_command(train_command(dir.file("straight"), "cuda", steps)).exit_code, 0);
+  ASSERT_EQ(run_command(train_on_device_command(dir.file("straight"), "cuda", steps)).exit_code, 0);
   const std::string killed = dir.file("killed");
   pid_t pid = fork();
   if (pid == 0) {
-    const std::string command = "exec " + train_command(killed, "cuda", steps) + " 2>/dev/null";
+    const std::string command = "exec " + train_on_device_command(killed, "cuda", steps) + " 2>/dev/null";
     execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
@@ -186,7 +180,7 @@ TEST(Cuda, KilledAndResumedRunContinuesExactly) {
   for (int i = 0; i < 1200 && !fs::exists(first); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   kill(pid, SIGKILL);
   waitpid(pid, nullptr, 0);
-  auto resumed = run_command(train_command(killed, "cuda", steps, "--resume"));
+  auto resumed = run_command(train_on_device_command(killed, "cuda", steps, "--resume"));
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
   EXPECT_TRUE(nmt::test::slurp(killed + "/model.pt") == nmt::test::slurp(dir.file("straight/model.pt")))
       << "the resumed run's weights differ from the uninterrupted run's";
@@ -196,8 +190,8 @@ TEST(Cuda, KilledAndResumedRunContinuesExactly) {
 TEST(Cuda, Bf16TrainsToTheSameValidationLoss) {
   SKIP_WITHOUT_CUDA();
   nmt::test::TempDir dir;
-  auto fp32 = run_command(train_command(dir.file("fp32"), "cuda", 80));
-  auto bf16 = run_command(train_command(dir.file("bf16"), "cuda", 80, "--bf16"));
+  auto fp32 = run_command(train_on_device_command(dir.file("fp32"), "cuda", 80));
+  auto bf16 = run_command(train_on_device_command(dir.file("bf16"), "cuda", 80, "--bf16"));
   ASSERT_EQ(fp32.exit_code, 0) << fp32.err;
   ASSERT_EQ(bf16.exit_code, 0) << bf16.err;
   auto a = validation_losses(dir.file("fp32")), b = validation_losses(dir.file("bf16"));
@@ -214,7 +208,7 @@ TEST(Cuda, TwoTrainingsOnOneGpuBothExit) {
   for (const char* name : {"one", "two"}) {
     pid_t pid = fork();
     if (pid == 0) {
-      const std::string command = "exec " + train_command(dir.file(name), "cuda", 100000, "--max-time 15s") + " 2>/dev/null";
+      const std::string command = "exec " + train_on_device_command(dir.file(name), "cuda", 100000, "--max-time 15s") + " 2>/dev/null";
       execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
       _exit(127);
     }

@@ -32,16 +32,10 @@ namespace train = nmt::train;
 using nmt::test::slurp;
 using nmt::test::TempDir;
 using nmt::test::write_bytes;
+using nmt::test::lines_of;
 using train::StopReason;
 
 namespace {
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
 
 // Every line of a JSON-lines file, parsed (a line that does not parse fails the test).
 std::vector<nlohmann::json> records(const std::string& path) {

@@ -28,6 +28,7 @@ using nmt::test::fixture;
 using nmt::test::run_command;
 using nmt::test::slurp;
 using nmt::test::write_bytes;
+using nmt::test::lines_of;
 
 namespace {
 
@@ -54,13 +55,6 @@ std::vector<std::string> temporary_files(const std::string& dir) {
       found.push_back(it->path().string());
   }
   return found;
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::stringstream ss(text);
-  for (std::string l; std::getline(ss, l);) lines.push_back(l);
-  return lines;
 }
 
 // Runs `command` with a file-size limit of `kib` KiB and SIGXFSZ ignored: every write past the

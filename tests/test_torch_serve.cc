@@ -25,6 +25,7 @@ namespace {
 using nmt::test::fixture;
 using nmt::test::run_command;
 using nmt::test::slurp;
+using nmt::test::lines_of;
 using namespace std::chrono_literals;
 
 // Sources of several lengths (padding inside a batch must not change a translation).
@@ -178,13 +179,6 @@ HttpReply request(int port, const std::string& method, const std::string& path, 
 }
 
 HttpReply translate(int port, const nlohmann::json& body) { return request(port, "POST", "/translate", body.dump()); }
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string l; std::getline(in, l);) out.push_back(l);
-  return out;
-}
 
 TEST_F(Serve, AnswersHealthModelsAndTranslatesAsNmtTranslateDoes) {
   ServerProcess server("-m " + model(), file("api.log"));
