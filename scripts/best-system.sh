@@ -14,8 +14,9 @@
 # sched_yield), and the hour is a number of updates.
 #
 # Environment: NMT_DATA (default ../shared/data, else scripts/get-data.sh), NMT_THREADS
-# (default 2), NMT_BEST_TRAIN_TIME (default 56m: the hour less subword training, averaging and
-# the selection on val, which take 2-3 minutes), NMT_BEST_SEED (default 1: the first model's
+# (default 2), NMT_BEST_TRAIN_TIME (default 55m: the hour less subword training, averaging and
+# the selection on val, which took 1.5 minutes on a 2-core Xeon and 4 on a 2-core Zen 3: run N2
+# trained 56 minutes there and ended 13 s past the hour), NMT_BEST_SEED (default 1: the first model's
 # seed), NMT_BEST_MEMBERS (default 2, 1 with one thread: models trained side by side, each on
 # NMT_THREADS/N threads with seeds NMT_BEST_SEED, +1, ...; their ensembles are candidates on val), and
 # NMT_BEST_OPTIONS (training options added after the recipe's, for experiments against it), and
@@ -146,12 +147,13 @@ train_member() {
   name=$(member_name "$k")
   local cmd=("$nmt" train "${recipe[@]}" "${extra[@]}" "${train_data[@]}" --valid "$data/multi30k/val"
     --out "$dir/$name" --threads $((threads / members)) --seed $((seed + k - 1))
-    --max-time "${NMT_BEST_TRAIN_TIME:-56m}" --log-every 50)
+    --max-time "${NMT_BEST_TRAIN_TIME:-55m}" --log-every 50)
   if ((k == 1)); then "${cmd[@]}"; else "${cmd[@]}" 2>"$dir/$name.log"; fi
 }
 
 # All members side by side (two 1-thread trainings made 1.27x the tokens/s of one 2-thread
-# training of the recipe on a 2-core Xeon, 2026-11-27); each must finish.
+# training of the recipe on a 2-core Xeon, 2026-11-27, and 1.14x on a 2-core Zen 3, run N2 of
+# docs/experiments.md); each must finish.
 train_members() {
   local k pids=()
   for ((k = 1; k <= members; k++)); do
