@@ -1,7 +1,11 @@
 // Implementation of the shared test helpers (compiled into each test binary that globs it).
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cctype>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -37,6 +41,80 @@ CommandResult run_command(const std::string& command_line) {
   r.out = slurp(out);
   r.err = slurp(err);
   return r;
+}
+
+namespace {
+
+// FNV-1a, 64 bits: a stable name for a command line (std::hash need not be stable).
+std::string fnv1a_hex(const std::string& text) {
+  uint64_t h = 14695981039346656037ull;
+  for (const unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
+}
+
+// The binary the command runs, as size and modification time: a rebuilt nmt misses the cache.
+std::string binary_stamp() {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(nmt_binary(), ec);
+  const auto time = std::filesystem::last_write_time(nmt_binary(), ec).time_since_epoch().count();
+  return std::to_string(size) + ":" + std::to_string(time);
+}
+
+// The cached result: exit code on the first line, then stdout's length and stdout, then stderr.
+void write_result(const std::string& path, const CommandResult& r) {
+  write_bytes(path + ".tmp", std::to_string(r.exit_code) + "\n" + std::to_string(r.out.size()) + "\n" + r.out + r.err);
+  std::filesystem::rename(path + ".tmp", path);
+}
+
+CommandResult read_result(const std::string& path) {
+  const std::string bytes = slurp(path);
+  CommandResult r;
+  const size_t first = bytes.find('\n'), second = bytes.find('\n', first + 1);
+  r.exit_code = std::stoi(bytes.substr(0, first));
+  const size_t out_size = std::stoul(bytes.substr(first + 1, second - first - 1));
+  r.out = bytes.substr(second + 1, out_size);
+  r.err = bytes.substr(second + 1 + out_size);
+  return r;
+}
+
+// An exclusive flock(2) on a file, held for the object's life.
+class FileLock {
+ public:
+  explicit FileLock(const std::string& path) : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+    if (fd_ < 0 || ::flock(fd_, LOCK_EX) != 0) throw std::runtime_error("cannot lock " + path);
+  }
+  ~FileLock() { ::close(fd_); }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  int fd_;
+};
+
+}  // namespace
+
+CommandResult run_once_per_ctest(const std::function<std::string(const std::string& out)>& command,
+                                 const std::string& out) {
+  const char* cache = std::getenv("NMT_TEST_CACHE");
+  if (!cache || !*cache) return run_command(command(out));
+  std::filesystem::create_directories(cache);
+  const std::string entry = std::string(cache) + "/" + fnv1a_hex(command("OUT") + "\n" + binary_stamp());
+  CommandResult result;
+  {
+    // Other test processes asking for the same command wait here while the first one runs it.
+    FileLock lock(entry + ".lock");
+    if (std::filesystem::exists(entry + ".result")) {
+      result = read_result(entry + ".result");
+    } else {
+      std::filesystem::remove_all(entry);  // what a killed first attempt left
+      result = run_command(command(entry));
+      write_result(entry + ".result", result);
+    }
+  }
+  if (std::filesystem::exists(entry)) std::filesystem::copy(entry, out, std::filesystem::copy_options::recursive);
+  return result;
 }
 
 void write_bytes(const std::string& path, const std::string& bytes) {

@@ -2,6 +2,7 @@
 // Shared helpers for the test suite: where the data lives, temp dirs, running the binary.
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <initializer_list>
 #include <map>
 #include <memory>
@@ -63,6 +64,18 @@ struct CommandResult {
 
 // Runs a shell command line, capturing stdout and stderr separately.
 CommandResult run_command(const std::string& command_line);
+
+// Runs `command(out)`, a command that writes the directory `out` (a training run), and leaves
+// that directory at `out`. Under ctest the command runs once per ctest run for all the test
+// processes that ask for it, into $NMT_TEST_CACHE (tests/CMakeLists.txt empties it before the
+// first test): gtest_discover_tests runs each test in its own process, so a suite's
+// SetUpTestSuite ran once per test, and the seven suites that train a tiny model spent most of
+// the suite's time training the same model again. Each caller gets its own copy at `out`, so
+// tests may still change what they were given. The cached result is keyed by the command and
+// the nmt binary's size and time; the exit code, stdout and stderr are those of the one run.
+// Without $NMT_TEST_CACHE (the test binary run by hand) the command simply runs.
+CommandResult run_once_per_ctest(const std::function<std::string(const std::string& out)>& command,
+                                 const std::string& out);
 
 // The whole file as bytes ("" when it cannot be read).
 std::string slurp(const std::string& path);

@@ -18,8 +18,12 @@ class HostileInput : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = new nmt::test::TempDir("nmt-hostile");
     const std::string fixtures = nmt::test::source_dir() + "/data/fixtures/tiny";
-    auto r = run_command(nmt::test::nmt_binary() + " train --preset transformer-tiny --train " + fixtures + " --valid " +
-                         fixtures + " --out " + dir_->file("model") + " --max-steps 30 --valid-bleu false -q --threads 1");
+    auto r = nmt::test::run_once_per_ctest(
+        [&](const std::string& out) {
+          return nmt::test::nmt_binary() + " train --preset transformer-tiny --train " + fixtures + " --valid " + fixtures +
+                 " --out " + out + " --max-steps 30 --valid-bleu false -q --threads 1";
+        },
+        dir_->file("model"));
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
   static void TearDownTestSuite() { delete dir_; }

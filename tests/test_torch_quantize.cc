@@ -166,9 +166,12 @@ class QuantizeCli : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new nmt::test::TempDir("nmt-quantize");
-    auto r = run_command(nmt_binary() + " train --preset transformer-tiny --train " + fixture("tiny") + " --valid " +
-                         fixture("tiny") + " --out " + fp32() +
-                         " --max-steps 300 --valid-every 300 --lr 5e-3 --seed 3 --threads 1 -q");
+    auto r = nmt::test::run_once_per_ctest(
+        [](const std::string& out) {
+          return nmt_binary() + " train --preset transformer-tiny --train " + fixture("tiny") + " --valid " +
+                 fixture("tiny") + " --out " + out + " --max-steps 300 --valid-every 300 --lr 5e-3 --seed 3 --threads 1 -q";
+        },
+        fp32());
     ASSERT_EQ(r.exit_code, 0) << r.err;
     quantize_output_ = run_command(nmt_binary() + " quantize " + fp32() + " -o " + int8());
     ASSERT_EQ(quantize_output_.exit_code, 0) << quantize_output_.err;

@@ -68,7 +68,7 @@ class Reliability : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new nmt::test::TempDir("nmt-reliability");
-    auto r = run_command(nmt_cmd(train_args(model())));
+    auto r = nmt::test::run_once_per_ctest([](const std::string& out) { return nmt_cmd(train_args(out)); }, model());
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
   static void TearDownTestSuite() { delete dir_; }

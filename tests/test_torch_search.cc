@@ -602,9 +602,13 @@ class SearchCli : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = new nmt::test::TempDir("nmt-search");
     for (const auto& [name, extra] : {std::pair<std::string, std::string>{"a", ""}, {"b", " --vocab-size 90"}}) {
-      auto r = run_command(nmt_binary() + " train --preset transformer-tiny --train " + fixture("tiny") + " --valid " +
-                           fixture("tiny") + " --out " + dir_->file(name) +
-                           " --max-steps 200 --valid-every 100 --log-every 50 --lr 5e-3 --seed 3 --threads 1" + extra);
+      auto r = nmt::test::run_once_per_ctest(
+          [&](const std::string& out) {
+            return nmt_binary() + " train --preset transformer-tiny --train " + fixture("tiny") + " --valid " +
+                   fixture("tiny") + " --out " + out +
+                   " --max-steps 200 --valid-every 100 --log-every 50 --lr 5e-3 --seed 3 --threads 1" + extra;
+          },
+          dir_->file(name));
       ASSERT_EQ(r.exit_code, 0) << r.err;
     }
   }

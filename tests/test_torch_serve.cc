@@ -39,9 +39,12 @@ class Serve : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new nmt::test::TempDir("nmt-serve");
-    const std::string cmd = nmt::test::nmt_binary() + " train --preset transformer-tiny --train " + fixture("tiny") + " --valid " +
-                            fixture("tiny") + " --out " + model() + " --max-steps 300 --valid-every 300 --lr 5e-3 --seed 3 --threads 1 -q";
-    auto r = run_command(cmd);
+    auto r = nmt::test::run_once_per_ctest(
+        [](const std::string& out) {
+          return nmt::test::nmt_binary() + " train --preset transformer-tiny --train " + fixture("tiny") + " --valid " +
+                 fixture("tiny") + " --out " + out + " --max-steps 300 --valid-every 300 --lr 5e-3 --seed 3 --threads 1 -q";
+        },
+        model());
     ASSERT_EQ(r.exit_code, 0) << r.err;
     std::string text;
     for (const auto& s : kSources) text += s + "\n";

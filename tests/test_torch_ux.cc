@@ -30,9 +30,12 @@ class Ux : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = new nmt::test::TempDir("nmt-ux");
     model_ = dir_->file("model");
-    auto r = run_command(nmt_binary() + " train --preset transformer-tiny --train " + fixture("tiny") + " --valid " +
-                         fixture("tiny") + " --out " + model_ +
-                         " --max-steps 200 --valid-every 50 --log-every 25 --lr 5e-3 --seed 3 --threads 1");
+    auto r = nmt::test::run_once_per_ctest(
+        [](const std::string& out) {
+          return nmt_binary() + " train --preset transformer-tiny --train " + fixture("tiny") + " --valid " +
+                 fixture("tiny") + " --out " + out + " --max-steps 200 --valid-every 50 --log-every 25 --lr 5e-3 --seed 3 --threads 1";
+        },
+        model_);
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
   static void TearDownTestSuite() {

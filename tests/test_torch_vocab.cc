@@ -39,9 +39,13 @@ class SeparateVocabularies : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new nmt::test::TempDir("nmt-vocab");
-    trained_ = run_command(train_command("gru-tiny", model(),
-                                         "--separate-vocab --src-vocab-size 60 --max-steps 300 --valid-every 100 "
-                                         "--save-every 100 --keep-last 3"));
+    trained_ = nmt::test::run_once_per_ctest(
+        [](const std::string& out) {
+          return train_command("gru-tiny", out,
+                               "--separate-vocab --src-vocab-size 60 --max-steps 300 --valid-every 100 "
+                               "--save-every 100 --keep-last 3");
+        },
+        model());
   }
   static void TearDownTestSuite() { delete dir_; }
   void SetUp() override { ASSERT_EQ(trained_.exit_code, 0) << trained_.err; }
