@@ -16,10 +16,12 @@
 # Environment: NMT_DATA (default ../shared/data, else scripts/get-data.sh), NMT_THREADS
 # (default 2), NMT_BEST_TRAIN_TIME (default 55m: the hour less subword training, averaging and
 # the selection on val, which took 1.5 minutes on a 2-core Xeon and 4 on a 2-core Zen 3: run N2
-# trained 56 minutes there and ended 13 s past the hour), NMT_BEST_SEED (default 1: the first model's
-# seed), NMT_BEST_MEMBERS (default 2, 1 with one thread: models trained side by side, each on
-# NMT_THREADS/N threads with seeds NMT_BEST_SEED, +1, ...; their ensembles are candidates on val), and
-# NMT_BEST_OPTIONS (training options added after the recipe's, for experiments against it), and
+# trained 56 minutes there and ended 13 s past the hour; the throughput probe's time comes out of
+# it), NMT_BEST_SEED (default 1: the first model's seed), NMT_BEST_MEMBERS (models trained side by
+# side, each on NMT_THREADS/N threads with seeds NMT_BEST_SEED, +1, ...; their ensembles are
+# candidates on val; default: measured, see probe_members below, 1 with one thread),
+# NMT_BEST_MIN_UPDATES (default 4000: the updates each of two models must be projected to make
+# for two to be trained), and NMT_BEST_OPTIONS (training options added after the recipe's, for experiments against it), and
 # NMT_BEST_TATOEBA (default 0; K > 0 trains on K copies of Multi30k's training pairs and one of
 # Tatoeba's, DATA/tatoeba-fra-eng/fra.txt, the subword model included).
 # Re-running `train` on the same DIR resumes. The choice is DIR/system.json; DIR/selection.tsv
@@ -31,6 +33,8 @@ threads=${NMT_THREADS:-2}
 members=${NMT_BEST_MEMBERS:-}
 seed=${NMT_BEST_SEED:-1}
 tatoeba=${NMT_BEST_TATOEBA:-0}
+min_updates=${NMT_BEST_MIN_UPDATES:-4000}
+train_time=${NMT_BEST_TRAIN_TIME:-55m}
 
 usage() {
   echo "usage: scripts/best-system.sh train DIR | translate DIR" >&2
@@ -48,11 +52,18 @@ setting_error() {  # NAME VALUE WHAT: a bad setting, refused before any work
   exit 2
 }
 [[ $threads =~ ^[1-9][0-9]*$ ]] || setting_error NMT_THREADS "$threads" "a positive number"
-# Two models side by side by default (one with one thread): their ensemble led one model using
-# both threads by 0.7 BLEU on val (experiments G, H, M of docs/experiments.md).
-[[ -n $members ]] || members=$((threads >= 2 ? 2 : 1))
-[[ $members =~ ^[1-9][0-9]*$ ]] && ((members <= threads)) ||
+# NMT_BEST_MEMBERS unset: measured by probe_members when there are threads to share.
+if [[ -z $members ]] && ((threads == 1)); then members=1; fi
+[[ -z $members ]] || { [[ $members =~ ^[1-9][0-9]*$ ]] && ((members <= threads)); } ||
   setting_error NMT_BEST_MEMBERS "$members" "1..NMT_THREADS ($threads)"
+[[ $min_updates =~ ^[0-9]+$ ]] || setting_error NMT_BEST_MIN_UPDATES "$min_updates" "a number"
+# NMT_BEST_TRAIN_TIME in whole seconds, as nmt's --max-time reads it (90s, 55m, 1.5h, 3300).
+train_seconds=$(awk -v t="$train_time" 'BEGIN {
+  if (!match(t, /^[0-9]+(\.[0-9]+)?(s|m|min|h)?$/)) exit 1
+  n = t + 0; u = t; sub(/^[0-9.]+/, "", u)
+  if (u == "m" || u == "min") n *= 60; else if (u == "h") n *= 3600
+  if (n < 1) exit 1
+  printf "%d\n", n }') || setting_error NMT_BEST_TRAIN_TIME "$train_time" "a duration of at least 1s (e.g. 90s, 55m, 1h)"
 [[ $seed =~ ^[0-9]+$ ]] || setting_error NMT_BEST_SEED "$seed" "a number"
 [[ $tatoeba =~ ^[0-9]+$ ]] || setting_error NMT_BEST_TATOEBA "$tatoeba" "a number"
 
@@ -140,6 +151,68 @@ ensure_binary() {
 
 member_name() { if (($1 == 1)); then echo gru; else echo "gru-$1"; fi; }
 
+# How to spend the threads, measured on this machine (sets members and member_seconds, the
+# training time left after the probe). Two models side by side pay where each makes enough
+# updates: on a 2-core Xeon each of two made 5,428 in the hour and their ensemble led one
+# two-thread model by 0.7 BLEU on val (runs G, H, N1 of docs/experiments.md); on a 2-core Zen 3
+# each made 2,440, and the pair only tied one two-thread model (N2 against F: 58.07 against
+# 57.93 best, 55.95 against 56.44 one model greedy). So two short trainings of the recipe run side
+# by side (30 updates on half the threads each, about 45 s on the Zen 3), and two models are
+# trained if their rate over updates 20-30 projects NMT_BEST_MIN_UPDATES each in the time left,
+# else one on all threads. DIR/probe.json keeps the measurement; a re-run (a resumed run) reads it.
+probe_members() {
+  local probe=$dir/probe k pids=() rate status
+  if [[ -f $dir/probe.json ]]; then
+    read -r members member_seconds < <(python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))
+print(p["members"], p["train_seconds"])' "$dir/probe.json") || die "cannot read $dir/probe.json"
+    return
+  fi
+  local started=$SECONDS
+  rm -rf "$probe"
+  mkdir -p "$probe"
+  for k in 1 2; do
+    "$nmt" train "${recipe[@]}" "${extra[@]}" "${train_data[@]}" --valid "$data/multi30k/val" --out "$probe/$k" \
+      --threads $((threads / 2)) --seed $((seed + k - 1)) --max-steps 30 --log-every 10 --valid-bleu false -q \
+      2>"$probe/$k.log" &
+    pids+=($!)
+  done
+  for k in 1 2; do
+    wait "${pids[k - 1]}" || {
+      kill "${pids[@]}" 2>/dev/null
+      die "the throughput probe's training failed: $(tail -n 1 "$probe/$k.log")"
+    }
+  done
+  # The slower of the two: the last log line's updates/s (over updates 20-30, after the warm-up).
+  rate=$(python3 -c 'import json,sys
+rates = []
+for path in sys.argv[1:]:
+    events = [json.loads(line) for line in open(path)]
+    rates.append([e for e in events if e.get("event") == "train"][-1]["updates_per_s"])
+print(min(rates))' "$probe/1/metrics.jsonl" "$probe/2/metrics.jsonl") || die "the throughput probe wrote no rate ($probe)"
+  member_seconds=$((train_seconds - (SECONDS - started)))
+  ((member_seconds > 0)) || die "the throughput probe took all of NMT_BEST_TRAIN_TIME ($train_time)"
+  local projected
+  projected=$(awk -v r="$rate" -v s="$member_seconds" 'BEGIN {printf "%d", r * s}')
+  members=1
+  ((projected >= min_updates)) && members=2
+  python3 - "$dir/probe.json" "$rate" "$member_seconds" "$projected" "$min_updates" "$members" <<'PY' ||
+import json, os, sys
+path, rate, seconds, projected, minimum, members = sys.argv[1:]
+probe = {"updates_per_s_per_model": float(rate), "train_seconds": int(seconds), "projected_updates": int(projected),
+         "min_updates": int(minimum), "members": int(members)}
+with open(path + ".tmp", "w") as f:
+    json.dump(probe, f, indent=1)
+    f.write("\n")
+os.replace(path + ".tmp", path)
+PY
+    die "cannot write $dir/probe.json"
+  rm -rf "$probe"
+  LC_ALL=C printf 'best-system: two models side by side would make %.2f updates/s each: %d each in the %dm%02ds left, %s %d: %s\n' \
+    "$rate" "$projected" $((member_seconds / 60)) $((member_seconds % 60)) \
+    "$( ((members == 2)) && echo "at least" || echo "fewer than")" "$min_updates" \
+    "$( ((members == 2)) && echo "two models, $((threads / 2)) of the $threads threads each" || echo "one model on $threads threads")" >&2
+}
+
 # train_member K: the K-th model of the run, on its share of the threads, with its own seed. The
 # first logs to stderr, the others to DIR/gru-K.log.
 train_member() {
@@ -147,7 +220,7 @@ train_member() {
   name=$(member_name "$k")
   local cmd=("$nmt" train "${recipe[@]}" "${extra[@]}" "${train_data[@]}" --valid "$data/multi30k/val"
     --out "$dir/$name" --threads $((threads / members)) --seed $((seed + k - 1))
-    --max-time "${NMT_BEST_TRAIN_TIME:-55m}" --log-every 50)
+    --max-time "${member_seconds}s" --log-every 50)
   if ((k == 1)); then "${cmd[@]}"; else "${cmd[@]}" 2>"$dir/$name.log"; fi
 }
 
@@ -200,6 +273,8 @@ train() {
   mkdir -p "$dir"
   local start=$SECONDS
   make_training_data
+  member_seconds=$train_seconds
+  [[ -n $members ]] || probe_members
   train_members
   # Candidates, each scored on val: every model's best validated checkpoint and the averages of
   # its last 4 and 8 checkpoints, one model at a time (greedy), then the ensembles of all models'

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # ctest: scripts/best-system.sh, the one-hour recipe's driver, on a corpus of 8 pairs and a budget
-# of seconds. `train` trains two models side by side (the default with two threads; seeds 5 and
-# 6, one thread each; with NMT_BEST_TATOEBA=2, on two copies of the Multi30k pairs and one of Tatoeba's),
+# of seconds. `train` first measures two short trainings side by side (probe.json), then trains
+# two models side by side where each is projected to make NMT_BEST_MIN_UPDATES updates (seeds 5
+# and 6, one thread each; with NMT_BEST_TATOEBA=2, on two copies of the Multi30k pairs and one of
+# Tatoeba's), else one model on both threads,
 # scores every candidate on val (BLEU and chrF in selection.tsv: each model and the averages of its
 # last checkpoints, the ensembles of these, beams 5 and 8), and writes its choice to system.json;
 # `translate` then gives one line per input line with that choice. Bad settings are refused in one
@@ -40,18 +42,31 @@ expect_refusal() {  # CODE MESSAGE-PART ENVIRONMENT... -- ARGS...
 expect_refusal 2 NMT_BEST_MEMBERS NMT_BEST_MEMBERS=3 -- train "$work/refused"
 expect_refusal 2 NMT_BEST_SEED NMT_BEST_SEED=one -- train "$work/refused"
 expect_refusal 2 NMT_BEST_TATOEBA NMT_BEST_TATOEBA=-1 -- train "$work/refused"
+expect_refusal 2 NMT_BEST_MIN_UPDATES NMT_BEST_MIN_UPDATES=many -- train "$work/refused"
+expect_refusal 2 NMT_BEST_TRAIN_TIME NMT_BEST_TRAIN_TIME=soon -- train "$work/refused"
+expect_refusal 2 NMT_BEST_TRAIN_TIME NMT_BEST_TRAIN_TIME=0s -- train "$work/refused"
 mkdir -p "$work/no-tatoeba" && ln -s "$work/data/multi30k" "$work/no-tatoeba/multi30k"
 expect_refusal 1 "tatoeba-fra-eng/fra.txt not found" NMT_BEST_TATOEBA=1 NMT_DATA=$work/no-tatoeba -- train "$work/refused"
 expect_refusal 1 "system.json not found" NMT_BEST_SEED=1 -- translate "$work/refused"
 [[ ! -e $work/refused ]] || fail "a refused run created its directory"
 
-# NMT_BEST_MEMBERS left to its default: two models with two threads.
-NMT_BEST_TATOEBA=2 NMT_BEST_SEED=5 NMT_BEST_TRAIN_TIME=6s NMT_BEST_OPTIONS=$small \
+# NMT_BEST_MEMBERS left to the probe: any rate projects one update each, so two models.
+NMT_BEST_MIN_UPDATES=1 NMT_BEST_TATOEBA=2 NMT_BEST_SEED=5 NMT_BEST_TRAIN_TIME=25s NMT_BEST_OPTIONS=$small \
   bash "$root/scripts/best-system.sh" train "$work/run" >"$work/train.log" 2>&1 ||
   { tail -20 "$work/train.log"; fail "train"; }
 for m in gru gru-2; do
   [[ -f $work/run/$m/model.pt ]] || fail "no $m/model.pt"
 done
+grep -q "^best-system: two models side by side would make .* updates/s each: .*two models, 1 of the 2 threads each$" \
+  "$work/train.log" || fail "no line saying what the probe measured and chose: $(grep best-system: "$work/train.log")"
+python3 - "$work/run/probe.json" <<'PY' || fail "probe.json: $(cat "$work/run/probe.json")"
+import json, sys
+p = json.load(open(sys.argv[1]))
+assert p["members"] == 2 and p["min_updates"] == 1 and p["updates_per_s_per_model"] > 0, p
+assert 0 < p["train_seconds"] < 25 and p["projected_updates"] >= 1, p
+PY
+[[ ! -e $work/run/probe ]] || fail "the probe's trainings were left in the run's directory"
+grep -q '"threads": 1,' "$work/run/gru/config.json" || fail "the first of two models did not train on one thread"
 grep -q '"seed": 5,' "$work/run/gru/config.json" || fail "the first model was not trained with seed 5"
 grep -q '"seed": 6,' "$work/run/gru-2/config.json" || fail "the second model was not trained with seed 6"
 [[ $(wc -l <"$work/run/train.tsv") -eq 24 ]] || fail "train.tsv is not 2 x 8 Multi30k pairs + 8 Tatoeba pairs"
@@ -91,4 +106,14 @@ NMT_BIN=$work/failing-nmt NMT_BEST_MEMBERS=2 NMT_BEST_TATOEBA=2 NMT_BEST_SEED=5 
   fail "a failed decoding of val ended with: $(tail -3 "$work/err")"
 ! grep -q Traceback "$work/err" || fail "a failed decoding of val printed a traceback"
 cmp -s "$work/system.before" "$work/run/system.json" || fail "a failed run changed system.json"
-echo "ok: two models side by side, their ensemble on val, system.json, translate, a failed decoding"
+# Where two models could not each make NMT_BEST_MIN_UPDATES, one model trains on both threads and
+# no ensemble is among the candidates.
+NMT_BEST_MIN_UPDATES=1000000000 NMT_BEST_SEED=5 NMT_BEST_TRAIN_TIME=20s NMT_BEST_OPTIONS=$small \
+  bash "$root/scripts/best-system.sh" train "$work/one" >"$work/one.log" 2>&1 || { tail -20 "$work/one.log"; fail "train one"; }
+grep -q "fewer than 1000000000: one model on 2 threads$" "$work/one.log" ||
+  fail "no line saying the probe chose one model: $(grep best-system: "$work/one.log")"
+[[ -f $work/one/gru/model.pt && ! -e $work/one/gru-2 ]] || fail "not one model: $(ls "$work/one")"
+grep -q '"threads": 2,' "$work/one/gru/config.json" || fail "the one model did not train on both threads"
+grep -q -F $'gru gru-2' "$work/one/selection.tsv" && fail "an ensemble was considered with one model"
+grep -q '"members": 1' "$work/one/probe.json" || fail "probe.json: $(cat "$work/one/probe.json")"
+echo "ok: the probe's choice of two models or one, their ensemble on val, system.json, translate, a failed decoding"
