@@ -21,9 +21,10 @@
 # side, each on NMT_THREADS/N threads with seeds NMT_BEST_SEED, +1, ...; their ensembles are
 # candidates on val; default: measured, see probe_members below, 1 with one thread),
 # NMT_BEST_MIN_UPDATES (default 4000: the updates each of two models must be projected to make
-# for two to be trained), and NMT_BEST_OPTIONS (training options added after the recipe's, for experiments against it), and
-# NMT_BEST_TATOEBA (default 0; K > 0 trains on K copies of Multi30k's training pairs and one of
-# Tatoeba's, DATA/tatoeba-fra-eng/fra.txt, the subword model included).
+# for two to be trained), NMT_BEST_OPTIONS (training options added after the recipe's, for
+# experiments against it), and NMT_BEST_TATOEBA (default 0; K > 0 trains on K copies of
+# Multi30k's training pairs and one of Tatoeba's, DATA/tatoeba-fra-eng/fra.txt, the subword
+# model included).
 # Re-running `train` on the same DIR resumes. The choice is DIR/system.json; DIR/selection.tsv
 # is the table of everything tried on val.
 set -euo pipefail
@@ -161,7 +162,7 @@ member_name() { if (($1 == 1)); then echo gru; else echo "gru-$1"; fi; }
 # trained if their rate over updates 20-30 projects NMT_BEST_MIN_UPDATES each in the time left,
 # else one on all threads. DIR/probe.json keeps the measurement; a re-run (a resumed run) reads it.
 probe_members() {
-  local probe=$dir/probe k pids=() rate status
+  local probe=$dir/probe k pids=() rate
   if [[ -f $dir/probe.json ]]; then
     read -r members member_seconds < <(python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))
 print(p["members"], p["train_seconds"])' "$dir/probe.json") || die "cannot read $dir/probe.json"
