@@ -165,7 +165,7 @@ probe_members() {
   local probe=$dir/probe k pids=() rate
   if [[ -f $dir/probe.json ]]; then
     read -r members member_seconds < <(python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))
-print(p["members"], p["train_seconds"])' "$dir/probe.json") || die "cannot read $dir/probe.json"
+print(p["members"], p["train_seconds"])' "$dir/probe.json" 2>/dev/null) || die "cannot read $dir/probe.json"
     return
   fi
   local started=$SECONDS
@@ -189,14 +189,15 @@ rates = []
 for path in sys.argv[1:]:
     events = [json.loads(line) for line in open(path)]
     rates.append([e for e in events if e.get("event") == "train"][-1]["updates_per_s"])
-print(min(rates))' "$probe/1/metrics.jsonl" "$probe/2/metrics.jsonl") || die "the throughput probe wrote no rate ($probe)"
+print(min(rates))' "$probe/1/metrics.jsonl" "$probe/2/metrics.jsonl" 2>/dev/null) ||
+    die "the throughput probe wrote no rate ($probe/*/metrics.jsonl)"
   member_seconds=$((train_seconds - (SECONDS - started)))
   ((member_seconds > 0)) || die "the throughput probe took all of NMT_BEST_TRAIN_TIME ($train_time)"
   local projected
   projected=$(awk -v r="$rate" -v s="$member_seconds" 'BEGIN {printf "%d", r * s}')
   members=1
   ((projected >= min_updates)) && members=2
-  python3 - "$dir/probe.json" "$rate" "$member_seconds" "$projected" "$min_updates" "$members" <<'PY' ||
+  python3 - "$dir/probe.json" "$rate" "$member_seconds" "$projected" "$min_updates" "$members" 2>/dev/null <<'PY' ||
 import json, os, sys
 path, rate, seconds, projected, minimum, members = sys.argv[1:]
 probe = {"updates_per_s_per_model": float(rate), "train_seconds": int(seconds), "projected_updates": int(projected),
@@ -298,7 +299,7 @@ train() {
   for setting in "${settings[@]}"; do consider "$beam_model" $setting; done
   local seconds=$((SECONDS - start))
   python3 - "$dir/system.json" "$best_model" "$best_beam" "$best_alpha" "$best" "$best_chrf" "$greedy_model" \
-    "$greedy_bleu" "$greedy_chrf" "$seconds" <<'PY' || die "cannot write $dir/system.json"
+    "$greedy_bleu" "$greedy_chrf" "$seconds" 2>/dev/null <<'PY' || die "cannot write $dir/system.json"
 import json, os, sys
 path, models, beam, alpha, bleu, chrf, greedy_model, greedy_bleu, greedy_chrf, seconds = sys.argv[1:]
 system = {"models": models.split(), "beam": int(beam), "alpha": float(alpha), "val_bleu": float(bleu),
