@@ -172,9 +172,8 @@ print(p["members"], p["train_seconds"])' "$dir/probe.json" 2>/dev/null) || die "
   rm -rf "$probe"
   mkdir -p "$probe"
   for k in 1 2; do
-    "$nmt" train "${recipe[@]}" "${extra[@]}" "${train_data[@]}" --valid "$data/multi30k/val" --out "$probe/$k" \
-      --threads $((threads / 2)) --seed $((seed + k - 1)) --max-steps 30 --log-every 10 --valid-bleu false -q \
-      2>"$probe/$k.log" &
+    "${training[@]}" --out "$probe/$k" --threads $((threads / 2)) --seed $((seed + k - 1)) --max-steps 30 \
+      --log-every 10 --valid-bleu false -q 2>"$probe/$k.log" &
     pids+=($!)
   done
   for k in 1 2; do
@@ -220,8 +219,7 @@ PY
 train_member() {
   local k=$1 name
   name=$(member_name "$k")
-  local cmd=("$nmt" train "${recipe[@]}" "${extra[@]}" "${train_data[@]}" --valid "$data/multi30k/val"
-    --out "$dir/$name" --threads $((threads / members)) --seed $((seed + k - 1))
+  local cmd=("${training[@]}" --out "$dir/$name" --threads $((threads / members)) --seed $((seed + k - 1))
     --max-time "${member_seconds}s" --log-every 50)
   if ((k == 1)); then "${cmd[@]}"; else "${cmd[@]}" 2>"$dir/$name.log"; fi
 }
@@ -275,6 +273,8 @@ train() {
   mkdir -p "$dir"
   local start=$SECONDS
   make_training_data
+  # The recipe's training command, which the probe and every model run with their own options.
+  training=("$nmt" train "${recipe[@]}" "${extra[@]}" "${train_data[@]}" --valid "$data/multi30k/val")
   member_seconds=$train_seconds
   [[ -n $members ]] || probe_members
   train_members
