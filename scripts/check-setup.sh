@@ -14,15 +14,16 @@ cd "$(dirname "$0")/.."
 passed=0 failed=0
 out=$(mktemp)
 check() {  # check NAME EXPECTED_STATUS REGEX -- COMMAND...
-  local name=$1 want=$2 regex=$3 status=0
+  local name=$1 want=$2 regex=$3 status=0 t0=$SECONDS
   shift 4
   "$@" > "$out" 2>&1 || status=$?
+  local took=$((SECONDS - t0))s
   local errors
   errors=$(grep -c '^setup: .*\(needs\|could not\|cannot\|supports\|failed\)' "$out")
   if [[ $status == "$want" ]] && grep -qE "$regex" "$out" && { ((want == 0)) || ((errors == 1)); }; then
-    passed=$((passed + 1)); echo "PASS  $name (exit $status)"
+    passed=$((passed + 1)); echo "PASS  $name (exit $status, $took)"
   else
-    failed=$((failed + 1)); echo "FAIL  $name (exit $status, wanted $want and /$regex/)"
+    failed=$((failed + 1)); echo "FAIL  $name (exit $status, $took, wanted $want and /$regex/)"
   fi
   grep -E '^setup: ' "$out" | grep -vE 'will install|present|done' | sed 's/^/      /' | tail -n 3
 }
@@ -101,5 +102,6 @@ if [[ -f /home/builder/.cache/nmt/torch-$(head -n 1 scripts/torch-wheel.version)
 else
   failed=$((failed + 1)); echo "FAIL  the sudo user's set-up did not install zlib1g-dev or its own wheel"
 fi
+echo "check-setup: the cases took $((SECONDS / 60))m$((SECONDS % 60))s"
 echo "check-setup: $passed passed, $failed failed"
 ((failed == 0))

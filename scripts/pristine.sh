@@ -63,7 +63,9 @@ cleanup() {
   elif [[ "${NMT_PRISTINE_KEEP:-0}" == 1 ]]; then
     say "kept the root in $root"
   else
+    local t0=$SECONDS
     rm -rf --one-file-system "$root"
+    say "deleted the root in $((SECONDS - t0)) s"
   fi
   exit "$status"
 }
