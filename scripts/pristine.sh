@@ -2,6 +2,7 @@
 # Runs a command in a fresh, pristine Debian 12 root, the way CI checks every change:
 #   bash scripts/pristine.sh bash scripts/test.sh
 #   NMT_DEMO_TIME=2m bash scripts/pristine.sh bash scripts/demo.sh
+#   bash scripts/pristine.sh --prepare     (installs mmdebstrap, if missing, and stops)
 #
 # The root is made anew each time by mmdebstrap (--variant=minbase bookworm, plus git, python3,
 # ca-certificates and what makes and times it), so nothing installed on this machine can make a
@@ -43,12 +44,15 @@ security=${NMT_PRISTINE_SECURITY:-http://deb.debian.org/debian-security}
 name=$(basename "$here")
 shared=$(cd "$here/.." && pwd)/shared
 
-# mmdebstrap from Debian's archive, the one thing installed on this machine itself.
+# mmdebstrap from Debian's archive, the one thing installed on this machine itself (`--prepare`
+# installs it and stops: .ci/run does so before it starts two of these side by side, whose two
+# apt-get installs would otherwise race for this machine's dpkg lock).
 if ! command -v mmdebstrap >/dev/null; then
   say "installing mmdebstrap (Debian's package) to make the root"
   { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends mmdebstrap; } \
     >/dev/null || { say "could not install mmdebstrap (apt-get failed: no network to Debian's archive?)"; exit 1; }
 fi
+[[ "$1" != --prepare ]] || exit 0
 
 mkdir -p "$cache/apt" "$cache/pip"
 root=$(mktemp -d /var/tmp/nmt-pristine.XXXXXX)
