@@ -59,6 +59,7 @@ root=$(mktemp -d /var/tmp/nmt-pristine.XXXXXX)
 mounted=()
 cleanup() {
   local status=$? m
+  trap '' INT TERM  # a second Ctrl-C must not stop the unmounting half-way
   for ((m = ${#mounted[@]} - 1; m >= 0; m--)); do
     umount -R "${mounted[m]}" 2>/dev/null || umount -l -R "${mounted[m]}" 2>/dev/null || true
   done
@@ -76,12 +77,18 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+# Output to a reader that is gone (`pristine.sh ... | tee log`, the tee killed by the same Ctrl-C
+# or the CI runner's TERM to the group) fails instead of killing this script: a SIGPIPE on bash's
+# "Terminated" line used to end it before cleanup, leaving the root with /proc, /sys, /dev and the
+# download cache mounted in it. What runs in the root gets SIGPIPE's default back (`default_pipe`).
+trap '' PIPE
+default_pipe=(env --default-signal=PIPE)
 
 t0=$SECONDS
 say "making a $suite root (mmdebstrap, minbase) in $root"
 # The .debs of earlier runs are put in before and the new ones taken out after (mmdebstrap's own
 # sync-in/sync-out), so a second root costs no download.
-if ! mmdebstrap --mode=root --variant=minbase --include=git,python3,ca-certificates,time \
+if ! "${default_pipe[@]}" mmdebstrap --mode=root --variant=minbase --include=git,python3,ca-certificates,time \
   --skip=essential/unlink \
   --setup-hook='mkdir -p "$1"/var/cache/apt/archives' \
   --setup-hook="sync-in $cache/apt /var/cache/apt/archives/" \
@@ -99,7 +106,7 @@ cp /etc/resolv.conf "$root/etc/resolv.conf"
 cp /etc/hosts "$root/etc/hosts"
 if [[ -f /etc/ssl/certs/ca-certificates.crt ]]; then
   cp /etc/ssl/certs/ca-certificates.crt "$root/usr/local/share/ca-certificates/host-bundle.crt"
-  chroot "$root" update-ca-certificates >/dev/null 2>&1 || say "warning: update-ca-certificates failed in the root"
+  "${default_pipe[@]}" chroot "$root" update-ca-certificates >/dev/null 2>&1 || say "warning: update-ca-certificates failed in the root"
 fi
 # apt inside keeps its downloads in the shared cache: later roots need not fetch them again.
 mkdir -p "$root/root/.cache/pip"
@@ -128,6 +135,6 @@ for v in CI NMT_DEMO_TIME NMT_LIBTORCH NMT_JOBS NMT_THREADS http_proxy https_pro
 done
 [[ -n "${PIP_CERT:-}" ]] && env_pass+=(PIP_CERT=/etc/ssl/certs/ca-certificates.crt)
 status=0
-chroot "$root" /usr/bin/env -i "${env_pass[@]}" bash -c 'cd "/work/$0" && exec "$@"' "$name" "$@" || status=$?
+"${default_pipe[@]}" chroot "$root" /usr/bin/env -i "${env_pass[@]}" bash -c 'cd "/work/$0" && exec "$@"' "$name" "$@" || status=$?
 say "exit $status after $((SECONDS - t0)) s in all"
 exit "$status"
