@@ -57,9 +57,25 @@ fi
 mkdir -p "$cache/apt" "$cache/pip"
 root=$(mktemp -d /var/tmp/nmt-pristine.XXXXXX)
 mounted=()
+# Processes still running in the root (their /proc/PID/root is it) are stopped before it is
+# unmounted and deleted: a Ctrl-C ends the command, but apt's dpkg may go on unpacking a package
+# for a moment, and what it writes after `rm -rf` has passed was left behind.
+stop_processes_in_root() {
+  local try p pids
+  for try in TERM TERM TERM TERM TERM KILL KILL; do
+    pids=()
+    for p in /proc/[0-9]*; do
+      [[ "$(readlink "$p/root" 2>/dev/null)" == "$root" ]] && pids+=("${p#/proc/}")
+    done
+    ((${#pids[@]} > 0)) || return 0
+    kill -"$try" "${pids[@]}" 2>/dev/null
+    sleep 1
+  done
+}
 cleanup() {
   local status=$? m
   trap '' INT TERM  # a second Ctrl-C must not stop the unmounting half-way
+  stop_processes_in_root
   for ((m = ${#mounted[@]} - 1; m >= 0; m--)); do
     umount -R "${mounted[m]}" 2>/dev/null || umount -l -R "${mounted[m]}" 2>/dev/null || true
   done
