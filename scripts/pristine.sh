@@ -52,40 +52,35 @@ if ! command -v mmdebstrap >/dev/null; then
   { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends mmdebstrap; } \
     >/dev/null || { say "could not install mmdebstrap (apt-get failed: no network to Debian's archive?)"; exit 1; }
 fi
+# Roots (and .ci/run's copies of the download cache) that runs killed outright left behind.
+# shellcheck source=scripts/pristine-roots.sh
+source "$here/scripts/pristine-roots.sh"
+sweep_left_behind /var/tmp
 [[ "$1" != --prepare ]] || exit 0
 
 mkdir -p "$cache/apt" "$cache/pip"
 root=$(mktemp -d /var/tmp/nmt-pristine.XXXXXX)
+hold_lock "$root" || { say "cannot lock $root.lock"; rm -rf "$root" "$root.lock.tmp"; exit 1; }
 mounted=()
 # Processes still running in the root (their /proc/PID/root is it) are stopped before it is
 # unmounted and deleted: a Ctrl-C ends the command, but apt's dpkg may go on unpacking a package
-# for a moment, and what it writes after `rm -rf` has passed was left behind.
-stop_processes_in_root() {
-  local try p pids
-  for try in TERM TERM TERM TERM TERM KILL KILL; do
-    pids=()
-    for p in /proc/[0-9]*; do
-      [[ "$(readlink "$p/root" 2>/dev/null)" == "$root" ]] && pids+=("${p#/proc/}")
-    done
-    ((${#pids[@]} > 0)) || return 0
-    kill -"$try" "${pids[@]}" 2>/dev/null
-    sleep 1
-  done
-}
+# for a moment, and what it writes after `rm -rf` has passed was left behind. The lock goes
+# last: a root that cannot be unmounted keeps it, for the next run's sweep.
 cleanup() {
   local status=$? m
   trap '' INT TERM  # a second Ctrl-C must not stop the unmounting half-way
-  stop_processes_in_root
+  stop_processes_rooted_in "$root"
   for ((m = ${#mounted[@]} - 1; m >= 0; m--)); do
     umount -R "${mounted[m]}" 2>/dev/null || umount -l -R "${mounted[m]}" 2>/dev/null || true
   done
   if grep -q " $root/" /proc/mounts; then
     say "left $root in place: something is still mounted under it (see /proc/mounts)"
   elif [[ "${NMT_PRISTINE_KEEP:-0}" == 1 ]]; then
+    rm -f "$root.lock"  # kept on purpose: not for a later run to sweep
     say "kept the root in $root"
   else
     local t0=$SECONDS
-    rm -rf --one-file-system "$root"
+    rm -rf --one-file-system "$root" && rm -f "$root.lock"
     say "deleted the root in $((SECONDS - t0)) s"
   fi
   exit "$status"
