@@ -44,7 +44,7 @@ grep -q "deleted $work/nmt-pristine.dead, left by a run that was killed" "$work/
 [[ $(wc -l <"$work/err") -eq 2 ]] || fail "not one line per deleted path: $(cat "$work/err")"
 
 # Once the live run ends, its root is the next sweep's.
-kill $holder && wait $holder 2>/dev/null || true
+{ kill "$holder"; wait "$holder"; } 2>/dev/null || true
 holder=
 bash "$root/scripts/pristine-roots.sh" sweep "$work" 2>/dev/null
 [[ ! -e $work/nmt-pristine.live ]] || fail "a root whose run has ended was kept"
