@@ -145,7 +145,13 @@ for v in CI NMT_DEMO_TIME NMT_LIBTORCH NMT_JOBS NMT_THREADS http_proxy https_pro
   [[ -n "${!v:-}" ]] && env_pass+=("$v=${!v}")
 done
 [[ -n "${PIP_CERT:-}" ]] && env_pass+=(PIP_CERT=/etc/ssl/certs/ca-certificates.crt)
+# In the background and waited for, with this script's stdin: bash runs a trap only after the
+# foreground command has ended, so a TERM to this script alone (.ci/run's clean-up sends one)
+# used to wait for the whole command. A background job starts with SIGINT ignored; `env` gives
+# it back its default, so Ctrl-C still reaches the command.
 status=0
-"${default_pipe[@]}" chroot "$root" /usr/bin/env -i "${env_pass[@]}" bash -c 'cd "/work/$0" && exec "$@"' "$name" "$@" || status=$?
+"${default_pipe[@]}" --default-signal=INT chroot "$root" /usr/bin/env -i "${env_pass[@]}" \
+  bash -c 'cd "/work/$0" && exec "$@"' "$name" "$@" <&0 &
+wait $! || status=$?
 say "exit $status after $((SECONDS - t0)) s in all"
 exit "$status"
