@@ -61,18 +61,15 @@ sweep_left_behind /var/tmp
 mkdir -p "$cache/apt" "$cache/pip"
 root=$(mktemp -d /var/tmp/nmt-pristine.XXXXXX)
 hold_lock "$root" || { say "cannot lock $root.lock"; rm -rf "$root" "$root.lock.tmp"; exit 1; }
-mounted=()
 # Processes still running in the root (their /proc/PID/root is it) are stopped before it is
 # unmounted and deleted: a Ctrl-C ends the command, but apt's dpkg may go on unpacking a package
 # for a moment, and what it writes after `rm -rf` has passed was left behind. The lock goes
 # last: a root that cannot be unmounted keeps it, for the next run's sweep.
 cleanup() {
-  local status=$? m
+  local status=$?
   trap '' INT TERM  # a second Ctrl-C must not stop the unmounting half-way
   stop_processes_rooted_in "$root"
-  for ((m = ${#mounted[@]} - 1; m >= 0; m--)); do
-    umount -R "${mounted[m]}" 2>/dev/null || umount -l -R "${mounted[m]}" 2>/dev/null || true
-  done
+  unmount_all_under "$root"  # what /proc/mounts lists under it, the way a sweep unmounts
   if grep -q " $root/" /proc/mounts; then
     say "left $root in place: something is still mounted under it (see /proc/mounts)"
   elif [[ "${NMT_PRISTINE_KEEP:-0}" == 1 ]]; then
@@ -125,14 +122,12 @@ for spec in "/proc:proc" "/sys:sys" "/dev:dev" "$cache/apt:var/cache/apt/archive
   src=${spec%%:*} dst=$root/${spec#*:}
   mkdir -p "$dst"
   mount --rbind "$src" "$dst"
-  mounted+=("$dst")
 done
 mkdir -p "$root/work/$name"
 if [[ -d "$shared" ]]; then
   mkdir -p "$root/work/shared"
   mount --bind "$shared" "$root/work/shared"
   mount -o remount,bind,ro "$root/work/shared"
-  mounted+=("$root/work/shared")
 fi
 # The tree as git sees it: tracked files and untracked ones not ignored (no build folders).
 (cd "$here" && git ls-files -z --cached --others --exclude-standard |
