@@ -17,7 +17,7 @@ pristine_say() { echo "pristine: $*" >&2; }
 # of a run that is starting.
 hold_lock() {
   local fd
-  exec {fd}>"$1.lock.tmp" && flock -n "$fd" && mv "$1.lock.tmp" "$1.lock"
+  { exec {fd}>"$1.lock.tmp"; } 2>/dev/null && flock -n "$fd" && mv "$1.lock.tmp" "$1.lock" 2>/dev/null
 }
 
 # sweep_left_behind DIR: stops the processes still rooted in, unmounts and deletes each

@@ -60,7 +60,7 @@ sweep_left_behind /var/tmp
 
 mkdir -p "$cache/apt" "$cache/pip"
 root=$(mktemp -d /var/tmp/nmt-pristine.XXXXXX)
-hold_lock "$root" || { say "cannot lock $root.lock"; rm -rf "$root" "$root.lock.tmp"; exit 1; }
+hold_lock "$root" || { say "cannot create $root.lock (full disk, or /var/tmp not writable?)"; rm -rf "$root" "$root.lock.tmp"; exit 1; }
 # Processes still running in the root (their /proc/PID/root is it) are stopped before it is
 # unmounted and deleted: a Ctrl-C ends the command, but apt's dpkg may go on unpacking a package
 # for a moment, and what it writes after `rm -rf` has passed was left behind. The lock goes
