@@ -42,9 +42,8 @@ known=$("$NMT" train --help | sed -n 's/.*--preset TEXT *Recipe: //p')
 for p in "${PRESETS[@]}"; do
   [[ " $known" == *" $p ("* ]] || die "unknown preset '$p' in NMT_BENCH_PRESETS"
 done
-mkdir -p "$OUT"
 RES=$OUT/results.jsonl
-: >"$RES"
+{ mkdir -p "$OUT" && : >"$RES"; } 2>/dev/null || { echo "bench-train-ranks: cannot write $RES (NMT_BENCH_OUT)" >&2; exit 1; }
 load=$(cut -d ' ' -f 1-3 /proc/loadavg)
 peak=$("$NMT" bench matmul --threads 1) || die "nmt bench matmul failed"
 
@@ -130,7 +129,7 @@ for p in presets:
     u1, t1 = med(f"{p}/one", "updates_per_s"), med(f"{p}/one", "tokens_per_s")
     for key, what, tokens in rows:
         u, t = med(f"{p}/{key}", "updates_per_s"), med(f"{p}/{key}", "tokens_per_s")
-        each = " (each model)" if key == "separate" else ""
+        each = " (the slower model)" if key == "separate" else ""
         print(f"| {p} | {what} | {tokens:,} | {u:.3f}{each} | {t:,.0f} | {u / u1:.2f}× | {t / t1:.2f}× |")
 print()
 print("Per round, updates/s of " + f"{n} ranks with {b // n} tokens each against 1 process: " + "; ".join(
