@@ -29,7 +29,8 @@ read -r -a PRESETS <<<"${NMT_BENCH_PRESETS:-gru-small-1h transformer-small}"
 OUT=${NMT_BENCH_OUT:-$BUILD/bench-train-ranks}
 TRAIN=$DATA/multi30k/train
 
-die() { echo "bench-train-ranks: $*" >&2; exit 2; }
+die() { echo "bench-train-ranks: $*" >&2; exit 2; }   # a bad setting
+fail() { echo "bench-train-ranks: $*" >&2; exit 1; }  # a failure while measuring
 log() { printf '[bench-train-ranks %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 { [[ $N =~ ^[1-9][0-9]*$ ]] && ((N >= 2)); } || die "NMT_BENCH_THREADS must be a number of at least 2, not '$N'"
 { [[ $B =~ ^[1-9][0-9]*$ ]] && ((B >= 2 * N)); } || die "NMT_BENCH_TOKENS must be a number of at least $((2 * N)), not '$B'"
@@ -43,22 +44,27 @@ for p in "${PRESETS[@]}"; do
   [[ " $known" == *" $p ("* ]] || die "unknown preset '$p' in NMT_BENCH_PRESETS"
 done
 RES=$OUT/results.jsonl
-{ mkdir -p "$OUT" && : >"$RES"; } 2>/dev/null || { echo "bench-train-ranks: cannot write $RES (NMT_BENCH_OUT)" >&2; exit 1; }
+{ mkdir -p "$OUT" && : >"$RES"; } 2>/dev/null || fail "cannot write $RES (NMT_BENCH_OUT)"
 load=$(cut -d ' ' -f 1-3 /proc/loadavg)
-peak=$("$NMT" bench matmul --threads 1) || die "nmt bench matmul failed"
+peak=$("$NMT" bench matmul --threads 1) || fail "nmt bench matmul failed"
 
-rate() {  # DIR → {"updates_per_s": mean, "tokens_per_s": mean} over the log windows after the first
-  python3 - "$1/metrics.jsonl" <<'PY'
+rate() {  # DIR → {"updates_per_s": mean, "tokens_per_s": mean} over the log windows after the first; fails without one
+  python3 - "$1/metrics.jsonl" 2>/dev/null <<'PY'
 import json, sys
 train = [e for e in map(json.loads, open(sys.argv[1])) if e.get("event") == "train"][1:]
 if not train:
-    sys.exit("no log window after the first")
+    sys.exit(1)
 mean = lambda k: sum(e[k] for e in train) / len(train)
 print(json.dumps({"updates_per_s": mean("updates_per_s"), "tokens_per_s": mean("tokens_per_s")}))
 PY
 }
 record() {  # KEY ROUND JSON
-  printf '{"key": "%s", "round": %s, "result": %s}\n' "$1" "$2" "$3" >>"$RES"
+  printf '{"key": "%s", "round": %s, "result": %s}\n' "$1" "$2" "$3" 2>/dev/null >>"$RES" || fail "cannot write $RES (full disk?)"
+}
+measure() {  # KEY ROUND DIR: records the rates of the training in DIR
+  local rates
+  rates=$(rate "$3") || fail "$1: no rate in $3/metrics.jsonl"
+  record "$1" "$2" "$rates"
 }
 train_args() {  # PRESET THREADS TOKENS SEED DIR
   echo --preset "$1" --train "$TRAIN" --valid "$DATA/multi30k/val" --threads "$2" --max-tokens "$3" --seed "$4" \
@@ -71,18 +77,18 @@ for round in $(seq 1 "$ROUNDS"); do
     rm -rf "$w" && mkdir -p "$w"
     log "round $round/$ROUNDS: $p, 1 process × $N threads"
     # shellcheck disable=SC2046  # train_args' words are paths without spaces under OUT and DATA
-    "$NMT" train $(train_args "$p" "$N" "$B" 1 "$w/one") 2>"$w/one.log" || die "$p: nmt train failed: $(tail -n 1 "$w/one.log")"
-    record "$p/one" "$round" "$(rate "$w/one")"
+    "$NMT" train $(train_args "$p" "$N" "$B" 1 "$w/one") 2>"$w/one.log" || fail "$p: nmt train failed: $(tail -n 1 "$w/one.log")"
+    measure "$p/one" "$round" "$w/one"
     log "round $round/$ROUNDS: $p, $N ranks × 1 thread, $((B / N)) tokens each"
     # shellcheck disable=SC2046
     NMT_BIN=$NMT bash "$ROOT/scripts/launch-local.sh" "$N" $(train_args "$p" 1 $((B / N)) 1 "$w/ranks-split") \
-      2>"$w/ranks-split.log" || die "$p: $N ranks failed: $(tail -n 1 "$w/ranks-split.log")"
-    record "$p/ranks-split" "$round" "$(rate "$w/ranks-split")"
+      2>"$w/ranks-split.log" || fail "$p: $N ranks failed: $(tail -n 1 "$w/ranks-split.log")"
+    measure "$p/ranks-split" "$round" "$w/ranks-split"
     log "round $round/$ROUNDS: $p, $N ranks × 1 thread, $B tokens each"
     # shellcheck disable=SC2046
     NMT_BIN=$NMT bash "$ROOT/scripts/launch-local.sh" "$N" $(train_args "$p" 1 "$B" 1 "$w/ranks-full") \
-      2>"$w/ranks-full.log" || die "$p: $N ranks failed: $(tail -n 1 "$w/ranks-full.log")"
-    record "$p/ranks-full" "$round" "$(rate "$w/ranks-full")"
+      2>"$w/ranks-full.log" || fail "$p: $N ranks failed: $(tail -n 1 "$w/ranks-full.log")"
+    measure "$p/ranks-full" "$round" "$w/ranks-full"
     log "round $round/$ROUNDS: $p, $N separate trainings × 1 thread"
     pids=()
     for ((k = 1; k <= N; k++)); do
@@ -91,12 +97,13 @@ for round in $(seq 1 "$ROUNDS"); do
       pids+=($!)
     done
     for ((k = 1; k <= N; k++)); do
-      wait "${pids[k - 1]}" || die "$p: separate training $k failed: $(tail -n 1 "$w/separate-$k.log")"
+      wait "${pids[k - 1]}" || fail "$p: separate training $k failed: $(tail -n 1 "$w/separate-$k.log")"
     done
-    sep=$(for ((k = 1; k <= N; k++)); do rate "$w/separate-$k"; done | python3 -c '
+    sep=$(for ((k = 1; k <= N; k++)); do rate "$w/separate-$k" || exit 1; done | python3 -c '
 import json, sys
 runs = [json.loads(line) for line in sys.stdin]
-print(json.dumps({"updates_per_s": min(r["updates_per_s"] for r in runs), "tokens_per_s": sum(r["tokens_per_s"] for r in runs)}))')
+print(json.dumps({"updates_per_s": min(r["updates_per_s"] for r in runs), "tokens_per_s": sum(r["tokens_per_s"] for r in runs)}))') ||
+      fail "$p: no rate in the separate trainings' metrics.jsonl"
     record "$p/separate" "$round" "$sep"
   done
 done
@@ -104,7 +111,7 @@ done
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
 isa=$(grep -o -w -E 'avx2|fma|avx512f|avx512_vnni|avx_vnni|amx_tile' /proc/cpuinfo | sort -u | tr '\n' ' ')
 python3 - "$RES" "$N" "$B" "$STEPS" "$cpu" "$isa" "$("$NMT" --version)" "$(git -C "$ROOT" rev-parse --short HEAD)" \
-  "$load" "$peak" <<'PY' | tee "$OUT/table.md"
+  "$load" "$peak" >"$OUT/table.md" <<'PY' || fail "cannot write $OUT/table.md (full disk?)"
 import json, statistics, sys
 res = {}
 for line in open(sys.argv[1]):
@@ -136,4 +143,5 @@ print("Per round, updates/s of " + f"{n} ranks with {b // n} tokens each against
     f"{p} " + ", ".join(f"{s['updates_per_s'] / o['updates_per_s']:.2f}" for s, o in zip(res[f'{p}/ranks-split'], res[f'{p}/one']))
     for p in presets) + ".")
 PY
+cat "$OUT/table.md"
 log "results in $OUT (results.jsonl, table.md)"
