@@ -18,7 +18,7 @@ using nmt::test::run_command;
 
 namespace {
 
-ModelConfig tiny_config(bool bidirectional) {
+ModelConfig tiny_config(bool bidirectional, bool layer_norm = false) {
   ModelConfig c;
   c.type = "gru";
   c.src_vocab = c.tgt_vocab = 37;
@@ -26,8 +26,17 @@ ModelConfig tiny_config(bool bidirectional) {
   c.hidden = 16;
   c.rnn_layers = 2;
   c.bidirectional = bidirectional;
+  c.rnn_layer_norm = layer_norm;
   c.dropout = 0.0;
   return c;
+}
+
+// The gains of a layer-normalised GRU away from their initial 1, so that a path that skipped
+// one would differ.
+void draw_gains(torch::nn::Module& model) {
+  torch::NoGradGuard no_grad;
+  for (auto& p : model.named_parameters())
+    if (p.key().find(".ln_") != std::string::npos) p.value().uniform_(0.5, 1.5);
 }
 
 struct Inputs {
@@ -43,18 +52,30 @@ Inputs inputs() {
   return in;
 }
 
-class GruTest : public ::testing::TestWithParam<bool> {
+// Every behaviour below holds with a one- or two-directional encoder, each with and without
+// layer normalisation of its GRUs.
+class GruTest : public ::testing::TestWithParam<std::tuple<bool, bool>> {
  protected:
   void SetUp() override {
     torch::manual_seed(7);
-    model = std::make_shared<GruBahdanauImpl>(tiny_config(GetParam()));
-    model->eval();
+    model = make(7);
   }
+  std::shared_ptr<GruBahdanauImpl> make(uint64_t seed) const {
+    torch::manual_seed(seed);
+    auto m = std::make_shared<GruBahdanauImpl>(config());
+    draw_gains(*m);
+    m->eval();
+    return m;
+  }
+  ModelConfig config() const { return tiny_config(std::get<0>(GetParam()), std::get<1>(GetParam())); }
   std::shared_ptr<GruBahdanauImpl> model;
 };
 
-INSTANTIATE_TEST_SUITE_P(GruDirections, GruTest, ::testing::Values(false, true),
-                         [](const auto& info) { return info.param ? "Bidirectional" : "Unidirectional"; });
+INSTANTIATE_TEST_SUITE_P(GruDirections, GruTest, ::testing::Combine(::testing::Bool(), ::testing::Bool()),
+                         [](const auto& info) {
+                           return std::string(std::get<0>(info.param) ? "Bidirectional" : "Unidirectional") +
+                                  (std::get<1>(info.param) ? "LayerNorm" : "");
+                         });
 
 TEST_P(GruTest, Shapes) {
   auto in = inputs();
@@ -161,9 +182,7 @@ TEST_P(GruTest, SaveLoadRoundTripGivesIdenticalOutputs) {
   nmt::test::TempDir dir;
   const std::string path = dir.file("model.pt");
   save_weights(*model, path);
-  torch::manual_seed(99);  // a differently initialised model
-  auto other = std::make_shared<GruBahdanauImpl>(tiny_config(GetParam()));
-  other->eval();
+  auto other = make(99);  // a differently initialised model
   torch::NoGradGuard guard;
   auto in = inputs();
   EXPECT_FALSE(torch::equal(model->forward(in.src, in.src_mask, in.tgt_in), other->forward(in.src, in.src_mask, in.tgt_in)));
@@ -180,6 +199,28 @@ TEST_P(GruTest, GradientsReachEveryParameter) {
     ASSERT_TRUE(p.value().grad().defined()) << p.key();
     EXPECT_GT(p.value().grad().abs().sum().item<double>(), 0.0) << p.key();
   }
+}
+
+// What layer normalisation promises: the GRUs' outputs do not depend on the scale of their
+// weight matrices (only the normalised gate products reach the cells), where without it they do.
+TEST(GruLayerNorm, LayerNormalisedGrusIgnoreTheScaleOfTheirWeights) {
+  torch::NoGradGuard guard;
+  auto in = inputs();
+  for (bool bidirectional : {false, true})
+    for (bool layer_norm : {false, true}) {
+      torch::manual_seed(5);
+      auto model = std::make_shared<GruBahdanauImpl>(tiny_config(bidirectional, layer_norm));
+      draw_gains(*model);
+      model->eval();
+      auto before = model->forward(in.src, in.src_mask, in.tgt_in);
+      for (auto& p : model->named_parameters())
+        if (p.key().find(".gru.weight_") != std::string::npos) p.value().mul_(4.0);
+      auto after = model->forward(in.src, in.src_mask, in.tgt_in);
+      // Not exactly: the normalisation's ε (1e-5) weighs a little less against 16 times the variance.
+      const bool same = torch::allclose(after, before, 1e-3, 1e-3);
+      EXPECT_EQ(same, layer_norm) << (bidirectional ? "bidirectional" : "one direction") << ", largest change "
+                                  << (after - before).abs().max().item<double>();
+    }
 }
 
 TEST_P(GruTest, GreedyTranslationInABatchEqualsAlone) {

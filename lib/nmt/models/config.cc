@@ -58,6 +58,9 @@ std::vector<OptionSpec<ModelConfig>> make_specs() {
       option("hidden", "--hidden", g, "GRU: hidden size", &M::hidden),
       option("rnn_layers", "--rnn-layers", g, "GRU: layers", &M::rnn_layers),
       option("bidirectional", "--bidirectional", g, "GRU: bidirectional encoder (true/false)", &M::bidirectional),
+      option("rnn_layer_norm", "--rnn-layer-norm", g,
+             "GRU: layer normalisation of each GRU's input and recurrent gate products (true/false)",
+             &M::rnn_layer_norm),
   };
 }
 }  // namespace

@@ -41,6 +41,9 @@ struct ModelConfig {
   int64_t hidden = 256;
   int64_t rnn_layers = 2;
   bool bidirectional = false;
+  // Layer normalisation of every GRU's two gate products (input and recurrent), each over its
+  // 3·hidden gates, as Ba et al. (2016) and Marian's --layer-normalization do.
+  bool rnn_layer_norm = false;
 
   nlohmann::json to_json() const;
   // Reads the "model" object of config.json; a wrong type or a value outside the bounds of

@@ -19,15 +19,75 @@ torch::nn::GRUOptions gru_options(int64_t input, int64_t hidden, int64_t layers,
 }
 
 // One layer's (and direction's) weights of a torch::nn::GRU, by its parameter names, for the
-// fused paths, which look them up once per batch.
+// stepwise paths, which look them up once per batch; with layer normalisation, the gains its
+// owner registered beside it (undefined without).
 struct GruLayerWeights {
   torch::Tensor w_ih, b_ih, w_hh, b_hh;
+  torch::Tensor input_gain, hidden_gain;
 };
 
-GruLayerWeights gru_layer_weights(torch::nn::GRU& gru, int64_t layer, bool reverse = false) {
+std::string layer_suffix(int64_t layer, bool reverse) {
+  return "_l" + std::to_string(layer) + (reverse ? "_reverse" : "");
+}
+
+GruLayerWeights gru_layer_weights(torch::nn::GRU& gru, const torch::nn::Module& owner, int64_t layer,
+                                  bool reverse = false) {
   auto named = gru->named_parameters(/*recurse=*/false);
-  const std::string suffix = "_l" + std::to_string(layer) + (reverse ? "_reverse" : "");
-  return {named["weight_ih" + suffix], named["bias_ih" + suffix], named["weight_hh" + suffix], named["bias_hh" + suffix]};
+  const std::string suffix = layer_suffix(layer, reverse);
+  GruLayerWeights w{named["weight_ih" + suffix], named["bias_ih" + suffix], named["weight_hh" + suffix],
+                    named["bias_hh" + suffix], {}, {}};
+  auto own = owner.named_parameters(/*recurse=*/false);
+  if (const auto* gain = own.find("ln_input" + suffix)) w.input_gain = *gain;
+  if (const auto* gain = own.find("ln_hidden" + suffix)) w.hidden_gain = *gain;
+  return w;
+}
+
+// Registers the gains of each layer's (and direction's) normalised gate products on `owner`,
+// 1 to start with (the normalised products as they are).
+void register_layer_norm_gains(torch::nn::Module& owner, int64_t hidden, int64_t layers, bool bidirectional) {
+  for (int64_t l = 0; l < layers; ++l)
+    for (bool reverse : {false, true}) {
+      if (reverse && !bidirectional) continue;
+      owner.register_parameter("ln_input" + layer_suffix(l, reverse), torch::ones({3 * hidden}));
+      owner.register_parameter("ln_hidden" + layer_suffix(l, reverse), torch::ones({3 * hidden}));
+    }
+}
+
+// products [rows, 3H] without their bias → + bias, layer-normalised first over the 3H gates
+// where there is a gain (the bias is the normalisation's shift).
+torch::Tensor with_bias(const torch::Tensor& products, const torch::Tensor& gain, const torch::Tensor& bias) {
+  if (!gain.defined()) return products + bias;
+  return torch::layer_norm(products, {products.size(-1)}, gain, bias);
+}
+
+// x W_ihᵀ + b_ih and h W_hhᵀ + b_hh, each layer-normalised where the layer has gains.
+torch::Tensor input_gates_of(const torch::Tensor& x, const GruLayerWeights& w) {
+  if (!w.input_gain.defined()) return F::linear(x, w.w_ih, w.b_ih);
+  return with_bias(F::linear(x, w.w_ih), w.input_gain, w.b_ih);
+}
+torch::Tensor hidden_gates_of(const torch::Tensor& h, const GruLayerWeights& w) {
+  if (!w.hidden_gain.defined()) return F::linear(h, w.w_hh, w.b_hh);
+  return with_bias(F::linear(h, w.w_hh), w.hidden_gain, w.b_hh);
+}
+
+// torch::nn::GRU's cell in ATen's operations, from its two gate products (r, z, n); rows whose
+// `active` flag (uint8 [rows], optional) is 0 keep h.
+torch::Tensor aten_gru_cell(const torch::Tensor& input_gates, const torch::Tensor& hidden_gates, const torch::Tensor& h,
+                            const torch::Tensor& active) {
+  auto in = input_gates.chunk(3, -1), rec = hidden_gates.chunk(3, -1);
+  auto r = torch::sigmoid(in[0] + rec[0]);
+  auto z = torch::sigmoid(in[1] + rec[1]);
+  auto n = torch::tanh(in[2] + r * rec[2]);
+  auto next = n + z * (h - n);  // (1 - z) n + z h
+  if (active.defined() && active.numel() > 0) next = torch::where(active.to(torch::kBool).unsqueeze(-1), next, h);
+  return next;
+}
+
+// The fused cell where it applies (training on the CPU), ATen's otherwise.
+torch::Tensor gru_cell(bool fused, const torch::Tensor& input_gates, const torch::Tensor& hidden_gates,
+                       const torch::Tensor& h, const torch::Tensor& active = {}) {
+  return fused ? fused_gru_cell(input_gates, hidden_gates, h, active)
+               : aten_gru_cell(input_gates, hidden_gates, h, active);
 }
 }  // namespace
 
@@ -84,12 +144,14 @@ GruEncoderImpl::GruEncoderImpl(GruEncoderOptions options_, torch::nn::Embedding 
     projection_ = register_module("projection", QuantizableLinear(2 * options.hidden(), options.hidden()));
     init_linear(projection_);
   }
+  if (options.layer_norm())
+    register_layer_norm_gains(*this, options.hidden(), options.layers(), options.bidirectional());
   dropout_ = register_module("dropout", torch::nn::Dropout(options.dropout()));
 }
 
 torch::Tensor GruEncoderImpl::forward(const torch::Tensor& src, const torch::Tensor& src_mask) {
   namespace rnn = torch::nn::utils::rnn;
-  if (fused_recurrence_applies(table_->weight)) return forward_fused(src, src_mask);
+  if (options.layer_norm() || fused_recurrence_applies(table_->weight)) return forward_stepwise(src, src_mask);
   const int64_t S = src.size(1);
   auto x = dropout_(table_(src));
   // Packing runs each sentence over its real tokens only. A fully padded row (length 0,
@@ -115,8 +177,9 @@ torch::Tensor GruEncoderImpl::packed_order_dropout(const torch::Tensor& x, const
   return x * laid_out.view({B, S, width});
 }
 
-torch::Tensor GruEncoderImpl::forward_fused(const torch::Tensor& src, const torch::Tensor& src_mask) {
+torch::Tensor GruEncoderImpl::forward_stepwise(const torch::Tensor& src, const torch::Tensor& src_mask) {
   const int64_t S = src.size(1), L = options.layers();
+  const bool fused = fused_recurrence_applies(table_->weight);
   auto x = dropout_(table_(src));
   // As the packed path: a fully padded row runs one step over padding (zeroed at the end).
   auto lengths = src_mask.sum(1).clamp_min(1).to(torch::kCPU, torch::kLong);
@@ -126,13 +189,13 @@ torch::Tensor GruEncoderImpl::forward_fused(const torch::Tensor& src, const torc
   for (int64_t l = 0; l < L; ++l) {
     std::vector<torch::Tensor> direction_outputs;
     for (int64_t d = 0; d < directions; ++d) {
-      const GruLayerWeights w = gru_layer_weights(gru_, l, /*reverse=*/d == 1);
-      auto input_gates = F::linear(x, w.w_ih, w.b_ih).unbind(1);
+      const GruLayerWeights w = gru_layer_weights(gru_, *this, l, /*reverse=*/d == 1);
+      auto input_gates = input_gates_of(x, w).unbind(1);
       auto h = torch::zeros({x.size(0), options.hidden()}, x.options());
       std::vector<torch::Tensor> states(static_cast<size_t>(S));
       for (int64_t i = 0; i < S; ++i) {
         const int64_t t = d == 1 ? S - 1 - i : i;
-        h = fused_gru_cell(input_gates[static_cast<size_t>(t)], F::linear(h, w.w_hh, w.b_hh), h, steps_active[t]);
+        h = gru_cell(fused, input_gates[static_cast<size_t>(t)], hidden_gates_of(h, w), h, steps_active[t]);
         states[static_cast<size_t>(t)] = h;
       }
       // A finished sentence's state is held, not output: its positions are zero, as unpacking gives.
@@ -156,6 +219,7 @@ BahdanauDecoderImpl::BahdanauDecoderImpl(BahdanauDecoderOptions options_, torch:
   pre_output_ = register_module("pre_output", QuantizableLinear(H + H + E, E));
   init_linear(bridge_);
   init_linear(pre_output_);
+  if (options.layer_norm()) register_layer_norm_gains(*this, H, L, /*bidirectional=*/false);
   dropout_ = register_module("dropout", torch::nn::Dropout(options.dropout()));
 }
 
@@ -174,11 +238,30 @@ std::pair<torch::Tensor, torch::Tensor> BahdanauDecoderImpl::recur(const torch::
                                                                    const torch::Tensor& memory,
                                                                    const torch::Tensor& additive_mask,
                                                                    torch::Tensor* weights) {
+  if (options.layer_norm()) return recur_normalised(e, state, projected_keys, memory, additive_mask, weights);
   // Query: the previous top-layer state. state is [layers,B,H].
   auto context = attention_->forward(state[options.layers() - 1], projected_keys, memory, additive_mask, weights);
   auto [out, next] = gru_->forward(torch::cat({e, context}, -1).unsqueeze(1), state);
   state = next;
   return {out.squeeze(1), context};
+}
+
+std::pair<torch::Tensor, torch::Tensor> BahdanauDecoderImpl::recur_normalised(
+    const torch::Tensor& e, torch::Tensor& state, const torch::Tensor& projected_keys, const torch::Tensor& memory,
+    const torch::Tensor& additive_mask, torch::Tensor* weights) {
+  const int64_t L = options.layers();
+  auto context = attention_->forward(state[L - 1], projected_keys, memory, additive_mask, weights);
+  auto x = torch::cat({e, context}, -1);
+  std::vector<torch::Tensor> next;
+  for (int64_t l = 0; l < L; ++l) {
+    const GruLayerWeights w = gru_layer_weights(gru_, *this, l);
+    // Between layers, as torch::nn::GRU applies it.
+    if (l > 0 && options.dropout() > 0 && is_training()) x = F::dropout(x, F::DropoutFuncOptions().p(options.dropout()));
+    x = aten_gru_cell(input_gates_of(x, w), hidden_gates_of(state[l], w), state[l], {});
+    next.push_back(x);
+  }
+  state = torch::stack(next, 0);
+  return {x, context};
 }
 
 torch::Tensor BahdanauDecoderImpl::deep_output(const torch::Tensor& s, const torch::Tensor& c, const torch::Tensor& e) {
@@ -187,7 +270,7 @@ torch::Tensor BahdanauDecoderImpl::deep_output(const torch::Tensor& s, const tor
 
 torch::Tensor BahdanauDecoderImpl::forward(const torch::Tensor& tgt_in, const torch::Tensor& memory,
                                            const torch::Tensor& src_mask) {
-  if (fused_recurrence_applies(memory)) return forward_fused(tgt_in, memory, src_mask);
+  if (options.layer_norm() || fused_recurrence_applies(memory)) return forward_stepwise(tgt_in, memory, src_mask);
   const int64_t T = tgt_in.size(1);
   auto keys = attention_->project_keys(memory);                 // once per sentence
   auto mask = AdditiveAttentionImpl::additive_mask(src_mask);
@@ -205,9 +288,10 @@ torch::Tensor BahdanauDecoderImpl::forward(const torch::Tensor& tgt_in, const to
   return deep_output(torch::stack(outputs, 1), torch::stack(contexts, 1), embedded);
 }
 
-torch::Tensor BahdanauDecoderImpl::forward_fused(const torch::Tensor& tgt_in, const torch::Tensor& memory,
-                                                 const torch::Tensor& src_mask) {
+torch::Tensor BahdanauDecoderImpl::forward_stepwise(const torch::Tensor& tgt_in, const torch::Tensor& memory,
+                                                    const torch::Tensor& src_mask) {
   const int64_t T = tgt_in.size(1), E = options.embedding(), H = options.hidden(), L = options.layers();
+  const bool fused = fused_recurrence_applies(memory);
   auto keys = attention_->project_keys(memory);
   auto mask = AdditiveAttentionImpl::additive_mask(src_mask);
   auto embedded = dropout_(table_(tgt_in));
@@ -216,11 +300,15 @@ torch::Tensor BahdanauDecoderImpl::forward_fused(const torch::Tensor& tgt_in, co
   for (int64_t l = 0; l < L; ++l) h[static_cast<size_t>(l)] = initial.select(1, l);
   // Each layer's weights, looked up once per batch rather than at every position.
   std::vector<GruLayerWeights> layer;
-  for (int64_t l = 0; l < L; ++l) layer.push_back(gru_layer_weights(gru_, l));
+  for (int64_t l = 0; l < L; ++l) layer.push_back(gru_layer_weights(gru_, *this, l));
   // The first layer's input is [e_t ; c_t]: e_t's share of its gates (and the bias) for every
-  // position at once; unbind makes one backward node for all the positions.
+  // position at once; unbind makes one backward node for all the positions. Normalised, the
+  // bias comes after the normalisation of the whole product, at each step.
   const auto& w_ih0 = layer[0].w_ih;
-  auto embedded_gates = F::linear(embedded, w_ih0.narrow(1, 0, E), layer[0].b_ih).unbind(1);
+  const bool normalised = layer[0].input_gain.defined();
+  auto embedded_gates = (normalised ? F::linear(embedded, w_ih0.narrow(1, 0, E))
+                                    : F::linear(embedded, w_ih0.narrow(1, 0, E), layer[0].b_ih))
+                            .unbind(1);
   auto w_context = w_ih0.narrow(1, E, H).t();
   const double between_layers = L > 1 ? options.dropout() : 0.0;  // as torch::nn::GRU applies it
   std::vector<torch::Tensor> outputs, contexts;
@@ -229,15 +317,16 @@ torch::Tensor BahdanauDecoderImpl::forward_fused(const torch::Tensor& tgt_in, co
   for (int64_t t = 0; t < T; ++t) {
     auto context = attention_->forward(h.back(), keys, memory, mask, nullptr);
     auto input_gates = torch::addmm(embedded_gates[static_cast<size_t>(t)], context, w_context);
+    if (normalised) input_gates = with_bias(input_gates, layer[0].input_gain, layer[0].b_ih);
     for (int64_t l = 0; l < L; ++l) {
       auto& state = h[static_cast<size_t>(l)];
       const auto& w = layer[static_cast<size_t>(l)];
       if (l > 0) {
         auto below = h[static_cast<size_t>(l - 1)];
         if (between_layers > 0 && is_training()) below = F::dropout(below, F::DropoutFuncOptions().p(between_layers));
-        input_gates = F::linear(below, w.w_ih, w.b_ih);
+        input_gates = input_gates_of(below, w);
       }
-      state = fused_gru_cell(input_gates, F::linear(state, w.w_hh, w.b_hh), state);
+      state = gru_cell(fused, input_gates, hidden_gates_of(state, w), state);
     }
     outputs.push_back(h.back());
     contexts.push_back(context);
@@ -272,11 +361,18 @@ GruBahdanauImpl::GruBahdanauImpl(const ModelConfig& config) : config_(config) {
   tgt_table_ = shared ? src_table_ : register_module("tgt_embedding", make_table(config.tgt_vocab));
   encoder_ = register_module(
       "encoder",
-      GruEncoder(GruEncoderOptions(E, H, L).bidirectional(config.bidirectional).dropout(config.dropout), src_table_));
+      GruEncoder(GruEncoderOptions(E, H, L)
+                     .bidirectional(config.bidirectional)
+                     .dropout(config.dropout)
+                     .layer_norm(config.rnn_layer_norm),
+                 src_table_));
   decoder_ = register_module(
       "decoder",
       BahdanauDecoder(
-          BahdanauDecoderOptions(E, H, L).dropout(config.dropout).attention_dropout(config.attention_dropout),
+          BahdanauDecoderOptions(E, H, L)
+              .dropout(config.dropout)
+              .attention_dropout(config.attention_dropout)
+              .layer_norm(config.rnn_layer_norm),
           tgt_table_));
   if (!config.tie_output) {
     output_ = register_module("output", QuantizableLinear(torch::nn::LinearOptions(E, config.tgt_vocab).bias(false)));

@@ -71,6 +71,10 @@ struct GruEncoderOptions {
   TORCH_ARG(int64_t, layers);
   TORCH_ARG(bool, bidirectional) = false;
   TORCH_ARG(double, dropout) = 0.0;  // on the embeddings and between GRU layers
+  // Each GRU's input and recurrent gate products layer-normalised (ModelConfig::rnn_layer_norm):
+  // gains ln_input_lK[_reverse] and ln_hidden_lK[_reverse] of 3·hidden, the GRU's biases as
+  // the normalisations' shifts.
+  TORCH_ARG(bool, layer_norm) = false;
 };
 
 // Embedding → multi-layer GRU over packed sequences → memory [B,S,hidden]. When
@@ -86,11 +90,12 @@ class GruEncoderImpl : public torch::nn::Module {
   GruEncoderOptions options;
 
  private:
-  // forward() in training on the CPU: the GRU through the fused cell (nmt/models/fused_recurrent.h)
-  // over the padded batch, each row's state held where its sentence has no token, every step's
-  // input gates in one product per layer and direction. The same function as the packed GRU,
-  // dropout masks included.
-  torch::Tensor forward_fused(const torch::Tensor& src, const torch::Tensor& src_mask);
+  // forward() one step at a time over the padded batch, each row's state held where its sentence
+  // has no token, every step's input gates in one product per layer and direction: through the
+  // fused cell (nmt/models/fused_recurrent.h) in training on the CPU, and in ATen's operations
+  // for a layer-normalised GRU elsewhere (torch::nn::GRU has no layer normalisation). Without
+  // it, the same function as the packed GRU, dropout masks included.
+  torch::Tensor forward_stepwise(const torch::Tensor& src, const torch::Tensor& src_mask);
   // The dropout torch::nn::GRU applies between layers, drawn as it draws it: over the packed
   // sequence's positions (the real tokens, time-major, longest sentence first), then laid out
   // over the padded batch [B,S,width].
@@ -111,6 +116,7 @@ struct BahdanauDecoderOptions {
   TORCH_ARG(int64_t, layers);
   TORCH_ARG(double, dropout) = 0.0;
   TORCH_ARG(double, attention_dropout) = 0.0;
+  TORCH_ARG(bool, layer_norm) = false;  // as GruEncoderOptions::layer_norm
 };
 
 // One step: c_t = attention(s_{t-1}^top, memory); s_t = GRU([e_{t-1} ; c_t], s_{t-1});
@@ -139,10 +145,17 @@ class BahdanauDecoderImpl : public torch::nn::Module {
                                                 const torch::Tensor& projected_keys, const torch::Tensor& memory,
                                                 const torch::Tensor& additive_mask, torch::Tensor* weights);
   torch::Tensor deep_output(const torch::Tensor& s, const torch::Tensor& c, const torch::Tensor& e);
-  // forward() in training on the CPU: the same function through the fused kernels
-  // (nmt/models/fused_recurrent.h), with the embeddings' share of the first layer's input gates
-  // computed for all positions in one product.
-  torch::Tensor forward_fused(const torch::Tensor& tgt_in, const torch::Tensor& memory, const torch::Tensor& src_mask);
+  // forward() with the GRU stepped here, the embeddings' share of the first layer's input gates
+  // computed for all positions in one product: through the fused kernels
+  // (nmt/models/fused_recurrent.h) in training on the CPU, and in ATen's operations for a
+  // layer-normalised GRU elsewhere.
+  torch::Tensor forward_stepwise(const torch::Tensor& tgt_in, const torch::Tensor& memory,
+                                 const torch::Tensor& src_mask);
+  // recur() of a layer-normalised GRU, in ATen's operations.
+  std::pair<torch::Tensor, torch::Tensor> recur_normalised(const torch::Tensor& e, torch::Tensor& state,
+                                                           const torch::Tensor& projected_keys,
+                                                           const torch::Tensor& memory,
+                                                           const torch::Tensor& additive_mask, torch::Tensor* weights);
 
   torch::nn::Embedding table_{nullptr};
   AdditiveAttention attention_{nullptr};
