@@ -69,10 +69,10 @@ train_seconds=$(awk -v t="$train_time" 'BEGIN {
 [[ $tatoeba =~ ^[0-9]+$ ]] || setting_error NMT_BEST_TATOEBA "$tatoeba" "a number"
 
 # The recipe (chosen on val: see the README's "Best system" section) is the gru-small-1h preset:
-# gru-small with one GRU layer, dropout 0.3, its joint 8k SentencePiece vocabulary, a linear decay
-# of the learning rate from 0.005 to 0 as the time budget ends instead of inverse-sqrt, so the last
-# updates run at a small rate, validation from update 2400 on, and checkpoints every 50 updates,
-# the last 8 kept, to average.
+# gru-small with one layer-normalised GRU layer, dropout 0.3, its joint 8k SentencePiece
+# vocabulary, a linear decay of the learning rate from 0.005 to 0 as the time budget ends instead
+# of inverse-sqrt, so the last updates run at a small rate, validation from update 2400 on, and
+# checkpoints every 50 updates, the last 8 kept, to average.
 recipe=(--preset gru-small-1h)
 read -r -a extra <<<"${NMT_BEST_OPTIONS:-}"
 

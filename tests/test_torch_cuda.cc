@@ -70,10 +70,7 @@ std::vector<double> validation_losses(const std::string& out) {
 // to every score. Gradients must agree to 1e-4 of their tensor's largest, and weights where |g|
 // is over twice that and over 1000 Adam ε (there both gradients have one sign and |g| ≫ ε, so
 // the step is the same).
-TEST(Cuda, TrainingStepMatchesTheCpu) {
-  SKIP_WITHOUT_CUDA();
-  nmt::train::TrainOptions o;
-  nmt::train::apply_preset("transformer-tiny", o);
+static void expect_training_step_matches_the_cpu(nmt::train::TrainOptions o) {
   o.model.src_vocab = o.model.tgt_vocab = 50;
   o.model.dropout = 0;
   torch::manual_seed(1);
@@ -108,6 +105,25 @@ TEST(Cuda, TrainingStepMatchesTheCpu) {
       EXPECT_LT(diff.max().item<double>(), 1e-4) << "parameter " << i;
     }
   }
+}
+
+TEST(Cuda, TrainingStepMatchesTheCpu) {
+  SKIP_WITHOUT_CUDA();
+  nmt::train::TrainOptions o;
+  nmt::train::apply_preset("transformer-tiny", o);
+  expect_training_step_matches_the_cpu(o);
+}
+
+// A layer-normalised GRU trains on the GPU through ATen's operations, on the CPU through the
+// fused kernels: the same step, to the same tolerances.
+TEST(Cuda, LayerNormalisedGruTrainingStepMatchesTheCpu) {
+  SKIP_WITHOUT_CUDA();
+  nmt::train::TrainOptions o;
+  nmt::train::apply_preset("gru-tiny", o);
+  o.model.rnn_layer_norm = true;
+  o.model.bidirectional = true;
+  o.model.rnn_layers = 2;
+  expect_training_step_matches_the_cpu(o);
 }
 
 // On a GPU the trainer updates with the fused Adam kernel (nmt/train/step.h): from the second

@@ -173,7 +173,7 @@ torch::Tensor GruEncoderImpl::packed_order_dropout(const torch::Tensor& x, const
   auto packed = rnn::pack_padded_sequence(positions, lengths, /*batch_first=*/true, /*enforce_sorted=*/false).data();
   // at::dropout's own draw (ATen's _dropout_impl): bernoulli_(1 - p), then divided by 1 - p.
   auto noise = torch::empty({packed.size(0), width}, x.options()).bernoulli_(1 - p).div_(1 - p);
-  auto laid_out = torch::zeros({B * S, width}, x.options()).index_copy_(0, packed.view({-1}), noise);
+  auto laid_out = torch::zeros({B * S, width}, x.options()).index_copy_(0, packed.view({-1}).to(x.device()), noise);
   return x * laid_out.view({B, S, width});
 }
 
@@ -183,7 +183,8 @@ torch::Tensor GruEncoderImpl::forward_stepwise(const torch::Tensor& src, const t
   auto x = dropout_(table_(src));
   // As the packed path: a fully padded row runs one step over padding (zeroed at the end).
   auto lengths = src_mask.sum(1).clamp_min(1).to(torch::kCPU, torch::kLong);
-  auto active = (torch::arange(S, torch::kLong).unsqueeze(0) < lengths.unsqueeze(1)).to(torch::kUInt8);  // [B,S]
+  // [B,S], beside x: the stepwise path also runs on a GPU (a layer-normalised GRU).
+  auto active = (torch::arange(S, torch::kLong).unsqueeze(0) < lengths.unsqueeze(1)).to(x.device(), torch::kUInt8);
   auto steps_active = active.t().contiguous();  // [S,B]: one row of flags per step
   const int64_t directions = options.bidirectional() ? 2 : 1;
   for (int64_t l = 0; l < L; ++l) {
