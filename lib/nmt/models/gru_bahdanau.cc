@@ -53,21 +53,21 @@ void register_layer_norm_gains(torch::nn::Module& owner, int64_t hidden, int64_t
     }
 }
 
-// products [rows, 3H] without their bias → + bias, layer-normalised first over the 3H gates
-// where there is a gain (the bias is the normalisation's shift).
-torch::Tensor with_bias(const torch::Tensor& products, const torch::Tensor& gain, const torch::Tensor& bias) {
-  if (!gain.defined()) return products + bias;
+// Gate products [rows, 3H] without their bias, layer-normalised over the 3H gates: × gain, + bias.
+torch::Tensor normalised(const torch::Tensor& products, const torch::Tensor& gain, const torch::Tensor& bias) {
   return torch::layer_norm(products, {products.size(-1)}, gain, bias);
 }
 
-// x W_ihᵀ + b_ih and h W_hhᵀ + b_hh, each layer-normalised where the layer has gains.
+// x Wᵀ + b, normalised where there is a gain (the layer's input or recurrent product).
+torch::Tensor gate_products(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
+                            const torch::Tensor& gain) {
+  return gain.defined() ? normalised(F::linear(x, weight), gain, bias) : F::linear(x, weight, bias);
+}
 torch::Tensor input_gates_of(const torch::Tensor& x, const GruLayerWeights& w) {
-  if (!w.input_gain.defined()) return F::linear(x, w.w_ih, w.b_ih);
-  return with_bias(F::linear(x, w.w_ih), w.input_gain, w.b_ih);
+  return gate_products(x, w.w_ih, w.b_ih, w.input_gain);
 }
 torch::Tensor hidden_gates_of(const torch::Tensor& h, const GruLayerWeights& w) {
-  if (!w.hidden_gain.defined()) return F::linear(h, w.w_hh, w.b_hh);
-  return with_bias(F::linear(h, w.w_hh), w.hidden_gain, w.b_hh);
+  return gate_products(h, w.w_hh, w.b_hh, w.hidden_gain);
 }
 
 // torch::nn::GRU's cell in ATen's operations, from its two gate products (r, z, n); rows whose
@@ -255,6 +255,8 @@ std::pair<torch::Tensor, torch::Tensor> BahdanauDecoderImpl::recur_normalised(
   auto x = torch::cat({e, context}, -1);
   std::vector<torch::Tensor> next;
   for (int64_t l = 0; l < L; ++l) {
+    // Looked up at each step rather than kept in the module: a clone()d replica would keep the
+    // original's tensors.
     const GruLayerWeights w = gru_layer_weights(gru_, *this, l);
     // Between layers, as torch::nn::GRU applies it.
     if (l > 0 && options.dropout() > 0 && is_training()) x = F::dropout(x, F::DropoutFuncOptions().p(options.dropout()));
@@ -306,8 +308,8 @@ torch::Tensor BahdanauDecoderImpl::forward_stepwise(const torch::Tensor& tgt_in,
   // position at once; unbind makes one backward node for all the positions. Normalised, the
   // bias comes after the normalisation of the whole product, at each step.
   const auto& w_ih0 = layer[0].w_ih;
-  const bool normalised = layer[0].input_gain.defined();
-  auto embedded_gates = (normalised ? F::linear(embedded, w_ih0.narrow(1, 0, E))
+  const bool normalised_input = layer[0].input_gain.defined();
+  auto embedded_gates = (normalised_input ? F::linear(embedded, w_ih0.narrow(1, 0, E))
                                     : F::linear(embedded, w_ih0.narrow(1, 0, E), layer[0].b_ih))
                             .unbind(1);
   auto w_context = w_ih0.narrow(1, E, H).t();
@@ -318,7 +320,7 @@ torch::Tensor BahdanauDecoderImpl::forward_stepwise(const torch::Tensor& tgt_in,
   for (int64_t t = 0; t < T; ++t) {
     auto context = attention_->forward(h.back(), keys, memory, mask, nullptr);
     auto input_gates = torch::addmm(embedded_gates[static_cast<size_t>(t)], context, w_context);
-    if (normalised) input_gates = with_bias(input_gates, layer[0].input_gain, layer[0].b_ih);
+    if (normalised_input) input_gates = normalised(input_gates, layer[0].input_gain, layer[0].b_ih);
     for (int64_t l = 0; l < L; ++l) {
       auto& state = h[static_cast<size_t>(l)];
       const auto& w = layer[static_cast<size_t>(l)];
