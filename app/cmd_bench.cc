@@ -62,7 +62,8 @@ class BenchModelFlags {
  public:
   BenchModelFlags(CLI::App* cmd, std::vector<std::string> keys)
       : preset_option_(cmd->add_option("--preset", preset_, "Model recipe (see nmt train --preset)")->required()),
-        train_(cmd, train::train_option_specs(), on_cpu(), OptionUse{std::move(keys), {}, {}}) {
+        train_(cmd, train::train_option_specs(), on_cpu(),
+               OptionUse{std::move(keys), {}, {{"device", "cpu, cuda or cuda:N (default: cpu)"}}}) {
     cmd->add_option("--spm", spm_, "SentencePiece model to use (default: train one on the corpus, as nmt train does)");
   }
 
@@ -338,8 +339,9 @@ void add_translate(CLI::App& bench) {
   cmd->add_option("--limit", *limit, "Only the first N sentences (0 = all)")->capture_default_str();
   RuntimeOptions on_cpu;  // a benchmark names the device it measures
   on_cpu.device = "cpu";
-  auto runtime = std::make_shared<OptionBinder<RuntimeOptions>>(cmd, runtime_option_specs(), on_cpu,
-                                                                OptionUse{{"threads", "device"}, {}, {}});
+  auto runtime = std::make_shared<OptionBinder<RuntimeOptions>>(
+      cmd, runtime_option_specs(), on_cpu,
+      OptionUse{{"threads", "device", "int8"}, {}, {{"device", "cpu, cuda or cuda:N (default: cpu)"}}});
   auto search = std::make_shared<OptionBinder<decode::SearchOptions>>(
       cmd, decode::search_option_specs(), decode::SearchOptions{},
       OptionUse{{}, {"nbest", "sampling", "temperature", "seed"}, {}});  // one best translation, searched
@@ -357,9 +359,7 @@ void add_translate(CLI::App& bench) {
     set_threads(r.threads);
     const torch::Device device = resolve_device(r.device);
     const auto t_load = Clock::now();
-    models::LoadedModel loaded = models::load_model(*model_dir);
-    loaded.model->to(device);
-    decode::Translator translator(std::move(loaded));
+    decode::Translator translator = decode::load_translator({*model_dir}, r);
     const double load_secs = seconds_since(t_load);
     auto lines = read_lines(*src);
     if (*limit > 0 && lines.size() > *limit) lines.resize(*limit);

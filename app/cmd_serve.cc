@@ -150,11 +150,7 @@ std::vector<serve::Nbest> decode_batch(std::map<std::string, ServedModel>& model
   for (auto& n : t.translate(lines, options, *decode::make_search_strategy(search, key.constrained), nullptr, nullptr,
                              any_constraints ? &constraints : nullptr)) {
     serve::Nbest list;
-    for (auto& s : n) {
-      const bool loops = text::has_repetition_loop(s.text);
-      list.push_back({std::move(s.text), s.hypothesis.score, decode::mean_log_prob(s.hypothesis), loops,
-                      std::move(s.unmet_constraints)});
-    }
+    for (auto& s : n) list.push_back(decode::scored_text(std::move(s), t.subwords().target));
     out.push_back(std::move(list));
   }
   return out;
@@ -229,15 +225,8 @@ ServedModels load_served_models(const ServeArgs& a) {
     m.names.push_back(name);
     m.by_name[name] = ServedModel{name, dir, nullptr};
   }
-  const torch::Device device = resolve_device(a.runtime.device);
   for (auto& [name, served] : m.by_name) {
-    models::LoadedModel loaded = models::load_model(served.dir);
-    if (a.runtime.int8 && loaded.quantization.empty()) {  // as nmt translate --int8
-      models::quantize_model(*loaded.model);
-      loaded.quantization = "int8";
-    }
-    loaded.model->to(device);
-    served.translator = std::make_unique<decode::Translator>(std::move(loaded));
+    served.translator = std::make_unique<decode::Translator>(decode::load_translator({served.dir}, a.runtime));
     served.translator->translate({"Warm-up."}, decode::DecodeOptions{});  // the first decode allocates; not a client's
   }
   return m;

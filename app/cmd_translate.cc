@@ -19,6 +19,7 @@
 #include "option_binder.h"
 #include "nmt/decode/strategy.h"
 #include "nmt/decode/translator.h"
+#include "nmt/serve/api.h"
 #include "nmt/models/architecture.h"
 #include "nmt/models/quantize.h"
 #include "nmt/models/transformer.h"
@@ -88,20 +89,8 @@ void check_attention_choice(const models::ModelConfig& c, int64_t layer, int64_t
                                  head, c.type, heads));
 }
 
-// The model, or the ensemble of the models, given with -m, on the chosen device.
-decode::Translator load_translator(const DecodeArgs& a) {
-  const torch::Device device = resolve_device(a.runtime.device);
-  std::vector<models::LoadedModel> models;
-  for (const auto& dir : a.model_dirs) {
-    models.push_back(models::load_model(dir));
-    if (a.runtime.int8 && models.back().quantization.empty()) {
-      models::quantize_model(*models.back().model);
-      models.back().quantization = "int8";
-    }
-    models.back().model->to(device);
-  }
-  return decode::Translator(std::move(models));
-}
+// The model, or the ensemble of the models, given with -m.
+decode::Translator load_translator(const DecodeArgs& a) { return decode::load_translator(a.model_dirs, a.runtime); }
 
 // Which cross-attention the Transformers of the translator report (a GRU has one), checked
 // against each member; the choice travels with the decoding options, not on the models.
@@ -293,13 +282,7 @@ void warn_unmet_constraints(size_t line_no, const decode::Translation& t, bool q
 std::string translation_json(size_t line_no, const std::vector<decode::Translation>& hyps, bool constraints, bool nbest,
                              const std::vector<std::string>& alignments, const text::SubwordModel& target) {
   auto one = [&](size_t k) {
-    const decode::Translation& t = hyps[k];
-    nlohmann::json j = {{"translation", t.text}, {"score", t.hypothesis.score}, {"log_prob", t.hypothesis.log_prob},
-                        {"confidence", decode::mean_log_prob(t.hypothesis)},
-                        {"repetition", text::has_repetition_loop(t.text)},
-                        {"tokens", target.pieces(t.hypothesis.tokens)},
-                        {"token_log_probs", t.hypothesis.token_log_probs}};
-    if (constraints) j["unmet_constraints"] = t.unmet_constraints;
+    nlohmann::json j = serve::translation_json(decode::scored_text(hyps[k], target), constraints);
     if (!alignments.empty()) j["alignment"] = alignments[k];
     return j;
   };

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Speed of an imported OPUS-MT model (docs/benchmarks.md, "Imported OPUS-MT model"): a
+# Speed of an imported OPUS-MT model (docs/benchmarks.md, "The imported OPUS-MT model"): a
 # MarianMTModel of the real OPUS-MT en-fr shape (6+6 layers, d 512, 8 heads, FFN 2048, swish,
 # 59,514 pieces) with random weights, made by transformers (scripts/marian_reference.py), imported
 # by `nmt import`, converted by CTranslate2's own converter; scripts/bench_import.py then times

@@ -8,8 +8,8 @@
 #   scripts/best-system.sh translate DIR   English lines on stdin → French lines on stdout,
 #                                          one line per line, with what `train` chose
 #
-# Build nmt against the PyTorch wheel's LibTorch for this (NMT_LIBTORCH=wheel; README, "Best
-# system"): on a 2-core Zen 3 it made 188 updates of the recipe in 3 minutes where Debian's
+# Build nmt against the PyTorch wheel's LibTorch for this (NMT_LIBTORCH=wheel, the README's
+# recommended build): on a 2-core Zen 3 it made 188 updates of the recipe in 3 minutes where Debian's
 # LibTorch 1.13 with OpenBLAS made 149 (MKL's matrix products, no OpenBLAS threads spinning in
 # sched_yield), and the hour is a number of updates.
 #
@@ -68,7 +68,7 @@ train_seconds=$(awk -v t="$train_time" 'BEGIN {
 [[ $seed =~ ^[0-9]+$ ]] || setting_error NMT_BEST_SEED "$seed" "a number"
 [[ $tatoeba =~ ^[0-9]+$ ]] || setting_error NMT_BEST_TATOEBA "$tatoeba" "a number"
 
-# The recipe (chosen on val: see the README's "Best system" section) is the gru-small-1h preset:
+# The recipe (chosen on val: docs/experiments.md) is the gru-small-1h preset:
 # gru-small with one layer-normalised GRU layer, dropout 0.3, its joint 8k SentencePiece
 # vocabulary, a linear decay of the learning rate from 0.005 to 0 as the time budget ends instead
 # of inverse-sqrt, so the last updates run at a small rate, validation from update 2400 on, and

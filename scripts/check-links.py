@@ -13,6 +13,14 @@ For each *.md file (build*/ folders, hidden folders and fuzz-out/ left out):
 Links inside fenced code blocks and inline code spans are not links and are skipped. Reference
 definitions ([name]: target) and images ![alt](path) are checked as links.
 
+Source files (app/, lib/, scripts/, tests/, .ci/, CMakeLists.txt files: .cc .h .sh .bash .py
+.cmake .txt .toml) are read for the pointers their comments and strings make:
+  * a repository path such as docs/training.md, scripts/setup.sh or tests/torchrun.sh (rooted
+    at a top-level folder, with a file extension) must exist, from the root or from the file;
+  * FILE.md#anchor must name a heading of FILE.md;
+  * a section named in quotes after a Markdown file (README, "Install"; docs/serving.md's
+    "Errors") must be a heading of that file.
+
 Prints one line per broken link (FILE:LINE: message) and exits 1; otherwise prints
 "links: N checked, 0 broken" and exits 0.
 """
@@ -31,6 +39,14 @@ REF_DEF = re.compile(r"^ {0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+.*)?$")
 CODE_SPAN = re.compile(r"(`+)(.+?)\1")
 HTML_ANCHOR = re.compile(r"<a\s+(?:name|id)=\"([^\"]+)\"", re.IGNORECASE)
 EXTERNAL = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
+SOURCE_DIRS = ("app", "lib", "scripts", "tests", ".ci")
+SOURCE_SUFFIXES = {".cc", ".h", ".hpp", ".sh", ".bash", ".py", ".cmake", ".toml"}
+SOURCE_PATH = re.compile(
+    r"(?<![\w/.$-])((?:\.\./)*(?:docs|scripts|tests|lib|app|data|models|\.ci)/[\w./+-]*?"
+    r"\.(?:md|sh|bash|py|cc|h|toml|cmake|version|txt|supp))(?:#([\w-]+))?(?![\w/*-])")
+TOP_LEVEL_MD = re.compile(r"(?<![\w/.-])((?:README|CONTRIBUTING|CHANGELOG)\.md)#([\w-]+)")
+SECTION_NAMED = re.compile(
+    r"(?<![\w/.-])((?:docs/)?[\w.-]*(?:README|\.md))(?:\.md)?(?:'s)?,?\s+(?:section\s+)?\"([^\"]{3,80})\"")
 
 
 def markdown_files(root):
@@ -98,6 +114,59 @@ def scan(path):
     return anchors, links
 
 
+def source_files(root):
+    for top in SOURCE_DIRS:
+        base = root / top
+        if not base.is_dir():
+            continue
+        for path in sorted(base.rglob("*")):
+            rel = path.relative_to(root)
+            if any(EXCLUDED_DIRS.match(part) for part in rel.parts[1:-1]) or "fuzz" in rel.parts[:2] and "corpus" in str(rel):
+                continue
+            if path.is_file() and (path.suffix in SOURCE_SUFFIXES or path.name == "CMakeLists.txt" or
+                                   path.parent.name == ".ci"):
+                yield path
+    top_cmake = root / "CMakeLists.txt"
+    if top_cmake.is_file():
+        yield top_cmake
+
+
+def heading_anchors(path, cache):
+    if path not in cache:
+        cache[path] = scan(path)[0]
+    return cache[path]
+
+
+def source_pointers(root, cache):
+    """(checked, broken) for the repository paths and Markdown sections source files point to."""
+    checked, broken = 0, []
+    for path in source_files(root):
+        name = path.relative_to(root)
+        try:
+            lines = path.read_text(encoding="utf-8").split("\n")
+        except UnicodeDecodeError:
+            continue
+        for number, line in enumerate(lines, 1):
+            found = [(m.group(1), m.group(2)) for m in SOURCE_PATH.finditer(line)]
+            found += [(m.group(1), m.group(2)) for m in TOP_LEVEL_MD.finditer(line)]
+            for target, anchor in found:
+                checked += 1
+                dest = next((d for d in (root / target, path.parent / target, root / "lib" / "nmt" / target) if d.exists()), None)
+                if dest is None:
+                    broken.append(f"{name}:{number}: {target}: no such file")
+                elif anchor and dest.suffix == ".md" and anchor not in heading_anchors(dest.resolve(), cache):
+                    broken.append(f"{name}:{number}: {target}#{anchor}: no heading with that anchor")
+            for m in SECTION_NAMED.finditer(line):
+                doc = m.group(1) if m.group(1).endswith(".md") else m.group(1) + ".md"
+                dest = next((d for d in (root / doc, root / "docs" / doc) if d.is_file()), None)
+                if dest is None:
+                    continue  # not a file of ours: a word that happens to end in README
+                checked += 1
+                if slug(m.group(2)) not in heading_anchors(dest.resolve(), cache):
+                    broken.append(f"{name}:{number}: {doc}, \"{m.group(2)}\": no such section")
+    return checked, broken
+
+
 def main(argv):
     list_external = "--list-external" in argv
     rest = [a for a in argv if a != "--list-external"]
@@ -137,6 +206,9 @@ def main(argv):
                 anchors = scanned[dest][0] if dest in scanned else scan(dest)[0]
                 if unquote(anchor) not in anchors:
                     broken.append(f"{name}:{number}: {target}: no heading with anchor #{anchor} in {dest.relative_to(root)}")
+    source_checked, source_broken = source_pointers(root, {p: a for p, (a, _) in scanned.items()})
+    checked += source_checked
+    broken += source_broken
     if list_external:
         for e in external:
             print(e)

@@ -4,6 +4,7 @@
 #   NMT_DEMO_TIME   training time (default 10m; the README's quality figures use 60m)
 #   NMT_DEMO_PRESET model preset (default transformer-small; also gru-small)
 #   NMT_THREADS     threads (default: all cores)
+#   NMT_LIBTORCH    wheel (default: the README's recommended build, into build/) or debian
 set -euo pipefail
 cd "$(dirname "$0")/.."
 time_budget=${NMT_DEMO_TIME:-10m}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Everything docs/gpu.md reports, in one run of a lent GPU machine (15 minutes, start-up
+# The GPU measurements (docs/installation.md, "GPUs and the CUDA build"), in one run of a lent GPU machine (15 minutes, start-up
 # included; its image has PyTorch's wheel, CUDA and no package registry):
 #
 #   bash scripts/gpu-check.sh prepare    here: .device/ (ignored by git) with Debian's packages nmt

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A recipe sweep on the GPU machine: train variants of a preset side by side on one GPU, each for
 # the number of updates a CPU hour gives it, and print each one's validation BLEU curve. The
-# sweep behind gru-small-1h's one-layer recipe (README, "Best system"; issue 17) is the default
+# sweep behind gru-small-1h's one-layer recipe (docs/experiments.md) is the default
 # variants file, scripts/gpu-sweep.variants.
 #
 #   scripts/gpu-sweep.sh prepare            on this machine: .device/ with Debian's packages nmt

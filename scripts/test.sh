@@ -42,7 +42,7 @@ for variant in "${variants[@]}"; do
   build=${NMT_BUILD_DIR:-$default_build}
   # Warnings are errors where the build is warning-free: the scorer-only and Debian LibTorch builds
   # (C++17). The wheel's C++20 build keeps -Wall -Wextra as warnings: GCC 12 reports false
-  # positives inside libstdc++'s char_traits.h there (CONTRIBUTING.md, "Code").
+  # positives inside libstdc++'s char_traits.h there (CONTRIBUTING.md, "Code style").
   werror=-DNMT_WERROR=ON
   [[ $variant == wheel ]] && werror=-DNMT_WERROR=OFF
   NMT_LIBTORCH=$variant cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DNMT_LIBTORCH="$variant" "$werror" ${NMT_CMAKE_ARGS:-}

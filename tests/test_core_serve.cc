@@ -244,7 +244,7 @@ TEST(ServeApi, TheAnswerHasTheShapeOfTheQuestion) {
   auto one = parse_translate_request(R"({"text": "a", "beam": 2, "nbest": 2})", kDefaults, kLimits);
   auto j = nlohmann::json::parse(translate_response(one, {{{"A", -0.5}, {"B", -1.5}}}, 12.345));
   EXPECT_EQ(j["translation"], "A");
-  EXPECT_EQ(j["nbest"][1]["text"], "B");
+  EXPECT_EQ(j["nbest"][1]["translation"], "B");  // the key `nmt translate --json` uses
   EXPECT_EQ(j["nbest"][1]["score"], -1.5);
   EXPECT_EQ(j["model"], "en-fr");
   EXPECT_EQ(j["ms"], 12.35);
@@ -258,6 +258,10 @@ TEST(ServeApi, TheAnswerHasTheShapeOfTheQuestion) {
   EXPECT_EQ(j["confidence"], nlohmann::json::array({-0.25, -1.5}));
   EXPECT_EQ(j["repetition"], nlohmann::json::array({true, false}));
   EXPECT_EQ(j["unmet_constraints"], (nlohmann::json::array({nlohmann::json::array({"x"}), nlohmann::json::array()})));
+  // Every field of one translation, as `nmt translate --json` writes it, in the answer.
+  const nlohmann::json fields = translation_json(ScoredText{"A", 0, -0.25, true, {"x"}}, true);
+  EXPECT_EQ(fields.size(), 8u) << fields.dump();
+  for (const auto& [key, value] : fields.items()) EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_EQ(nlohmann::json::parse(error_body(413, "too big")), (nlohmann::json{{"error", "too big"}, {"status", 413}}));
 }
 

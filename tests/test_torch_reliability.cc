@@ -260,6 +260,36 @@ TEST_F(Reliability, ADirectoryInUseIsRefusedAtOnceAndAStaleLockIsNot) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
 }
 
+// The lock file is there while a run holds the directory, not after: a finished run's folder
+// holds what it wrote and nothing of the lock.
+TEST_F(Reliability, ARunsLockFileIsGoneWhenTrainingEnds) {
+  EXPECT_TRUE(fs::exists(model() + "/config.json"));
+  EXPECT_FALSE(fs::exists(model() + "/.lock"));
+}
+
+// A training that fails before its first checkpoint leaves no --out folder behind that it
+// made; a folder the user made stays.
+TEST_F(Reliability, ATrainingThatFailsBeforeItsFirstCheckpointRemovesTheFolderItMade) {
+  std::string command = train_args(dir_->file("never/run"));
+  const std::string valid = " --valid " + fixture("tiny");
+  const std::string with_empty_valid = command.replace(command.find(valid), valid.size(), " --valid " + dir_->file("empty"));
+  write_bytes(dir_->file("empty.en"), "");
+  write_bytes(dir_->file("empty.fr"), "");
+  auto r = run_command(nmt_cmd(with_empty_valid));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  expect_one_error_line(r);
+  EXPECT_NE(r.err.find("validation corpus is empty"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_->file("never/run"))) << "the --out it created is removed";
+
+  fs::create_directories(dir_->file("mine"));
+  std::string in_mine = train_args(dir_->file("mine"));
+  in_mine.replace(in_mine.find(valid), valid.size(), " --valid " + dir_->file("empty"));
+  r = run_command(nmt_cmd(in_mine));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(fs::is_directory(dir_->file("mine"))) << "a folder the user made is kept";
+  EXPECT_FALSE(fs::exists(dir_->file("mine/.lock")));
+}
+
 TEST_F(Reliability, TwoTrainingRunsOnOneDirectoryAtOnceCannotBothRun) {
   const std::string out = dir_->file("race");
   // The second starts once the first holds the directory (its lock file names it). The first

@@ -240,6 +240,23 @@ TEST(Average, TooFewCheckpointsIsAClearError) {
   EXPECT_FALSE(fs::exists(dir.file("avg")));
 }
 
+// A run trained with nmt's default --keep-last averages without options: `nmt average` takes
+// every checkpoint the run kept unless --last says how many.
+TEST(Average, WithoutLastEveryCheckpointTheRunKeptIsAveraged) {
+  nmt::test::TempDir dir;
+  const std::string out = dir.file("run");
+  std::string command = train_command(out, 12);
+  command.replace(command.find(" --keep-last 2"), 14, "");  // training's default
+  ASSERT_EQ(run_command(command).exit_code, 0);
+  size_t kept = 0;
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(out + "/checkpoints")) ++kept;
+  ASSERT_GE(kept, 2u);
+  auto r = run_command(nmt::test::nmt_binary() + " average " + out + " -o " + dir.file("avg"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("averaged " + std::to_string(kept) + " checkpoints"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::exists(dir.file("avg/model.pt")));
+}
+
 // `nmt train --init-from DIR`: a new run (optimizer, schedule, --out) that starts from another
 // model's weights and subword model, e.g. to adapt a Multi30k model to other data; resumable
 // like any run.
@@ -290,7 +307,7 @@ TEST(InitFrom, AnotherArchitectureIsRefusedInOneLine) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("wide/spm.model"))) << "refused before any work";
   r = run_command(init_from_cmd(dir.file("none"), "--max-steps 2 --init-from " + dir.file("nowhere")));
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_NE(r.err.find("not a model directory"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("nowhere: does not exist"), std::string::npos) << r.err;
 }
 
 // Interrupted or extended, an adapted run continues like any other.

@@ -211,6 +211,29 @@ TEST_F(Serve, AnswersHealthModelsAndTranslatesAsNmtTranslateDoes) {
   auto empty = translate(server.port(), {{"text", nlohmann::json::array()}});
   EXPECT_EQ(empty.json()["translation"], nlohmann::json::array());
 
+  // The same fields with the same values as `nmt translate --json` (which adds the line number).
+  auto json_lines = run_command(nmt::test::nmt_binary() + " translate -q --json --threads 1 -m " + model() + " --input " + sources());
+  ASSERT_EQ(json_lines.exit_code, 0) << json_lines.err;
+  const auto offline_json = lines_of(json_lines.out);
+  const nlohmann::json answer = list.json();
+  for (size_t i = 0; i < kSources.size(); ++i) {
+    auto cli = nlohmann::json::parse(offline_json[i]);
+    cli.erase("line");
+    ASSERT_EQ(cli.size(), 7u) << cli.dump();
+    for (const auto& [key, value] : cli.items()) {
+      ASSERT_TRUE(answer.contains(key)) << key;
+      const nlohmann::json& served = answer[key][i];
+      if (key == "token_log_probs") {
+        ASSERT_EQ(served.size(), value.size());
+        for (size_t t = 0; t < value.size(); ++t) EXPECT_NEAR(served[t].get<double>(), value[t].get<double>(), 1e-5);
+      } else if (value.is_number()) {
+        EXPECT_NEAR(served.get<double>(), value.get<double>(), 1e-5) << key;
+      } else {
+        EXPECT_EQ(served, value) << key;
+      }
+    }
+  }
+
   // Beam search with n-best lists: `nmt translate --beam 3 --nbest 2`'s 'LINE ||| text ||| score'.
   auto beam = run_command(nmt::test::nmt_binary() + " translate -q --threads 1 -m " + model() + " --beam 3 --nbest 2 --input " + sources());
   ASSERT_EQ(beam.exit_code, 0) << beam.err;
@@ -223,10 +246,10 @@ TEST_F(Serve, AnswersHealthModelsAndTranslatesAsNmtTranslateDoes) {
     const auto& hyp = j["nbest"][i / 2][i % 2];
     const std::string line = beam_lines[i];
     const auto a = line.find(" ||| "), b = line.rfind(" ||| ");
-    EXPECT_EQ(hyp["text"], line.substr(a + 5, b - a - 5)) << line;
+    EXPECT_EQ(hyp["translation"], line.substr(a + 5, b - a - 5)) << line;
     EXPECT_NEAR(hyp["score"].get<double>(), std::stod(line.substr(b + 5)), 1e-5) << line;
   }
-  EXPECT_EQ(j["translation"][0], j["nbest"][0][0]["text"]);
+  EXPECT_EQ(j["translation"][0], j["nbest"][0][0]["translation"]);
 
   // One log line per request: method, path, status, sentences, milliseconds.
   EXPECT_TRUE(std::regex_search(server.log(), std::regex("POST /translate 200 8 sentences [0-9.]+ ms"))) << server.log();
@@ -347,7 +370,7 @@ TEST_F(Serve, HostileClientsGetJsonErrorsAndTheServerKeepsServing) {
     EXPECT_EQ(j["status"], status) << what;
     EXPECT_TRUE(j["error"].is_string()) << what;
   };
-  expect_error(request(port, "POST", "/translate", "{\"text\": [\"a\""), 400, "malformed JSON");
+  expect_error(request(port, "POST", "/translate", "{\"text\": [\"a\""), 400, "not valid JSON (at byte");
   expect_error(request(port, "POST", "/translate", R"({"text": {"a": 1}})"), 400, "a wrong type");
   expect_error(request(port, "POST", "/translate", R"({"text": "a", "beam": -3})"), 400, "a negative beam");
   expect_error(request(port, "POST", "/translate", ""), 400, "an empty body");

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ctest: PyTorch's own launcher runs nmt's data-parallel training. `torchrun --no-python
+# ctest: PyTorch's own launcher (scripts/torchrun.sh) runs nmt's data-parallel training. `torchrun --no-python
 # --nproc-per-node 2 nmt train ...` trains (the launcher serves the rendezvous store; every rank is
 # its client), and with --max-restarts 1 a rank killed (SIGKILL) mid-run makes torchrun restart
 # the group, which resumes from the last checkpoint: the run ends with the validation loss of an
@@ -15,7 +15,7 @@ require_python_modules "torch"
 work=$(mktemp -d)
 trap 'pkill -9 -f -- "--out $work/" 2>/dev/null || true; rm -rf "$work"' EXIT
 tiny=$root/data/fixtures/tiny
-torchrun=(timeout 300 "$py" -m torch.distributed.run --no-python --nproc-per-node 2 --monitor-interval 0.5)
+torchrun=(timeout 300 bash "$root/scripts/torchrun.sh" --no-python --nproc-per-node 2 --monitor-interval 0.5)
 train() { # train OUT MAX-RESTARTS
   "${torchrun[@]}" --max-restarts "$2" "$nmt" train --preset transformer-tiny --train "$tiny" --valid "$tiny" --out "$1" \
     --max-steps 2000 --save-every 100 --keep-last 2 --valid-every 2000 --valid-bleu false --threads 1 --device cpu

@@ -10,11 +10,14 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
+#include <algorithm>
 
 #include <CLI/CLI.hpp>
 
 #include "../commands.h"
 #include "../run_app.h"
+#include "nmt/util/suggest.h"
 #include "nmt/version.h"
 
 namespace {
@@ -43,8 +46,17 @@ int refuse_without_libtorch(int argc, char** argv) {
                 nmt::kVersion);
     return what.empty() ? 2 : 0;
   }
+  // The full build's subcommands: a misspelt one is named as such, not as one needing LibTorch.
+  const std::vector<std::string> full = {"train", "prepare", "translate", "eval", "score", "attention", "average",
+                                         "quantize", "import", "plot", "report", "bench", "serve", "bleu"};
+  if (std::find(full.begin(), full.end(), what) == full.end()) {
+    const std::string near = nmt::nearest_name(what, full);
+    std::fprintf(stderr, "nmt: error: unknown subcommand '%s'%s (nmt --help lists them)\n", what.c_str(),
+                 near.empty() ? "" : ("; did you mean '" + near + "'?").c_str());
+    return 2;
+  }
   std::fprintf(stderr,
-               "nmt: usage error: '%s' needs LibTorch, and this nmt is the scorer-only build (NMT_LIBTORCH=none): "
+               "nmt: error: '%s' needs LibTorch, and this nmt is the scorer-only build (NMT_LIBTORCH=none): "
                "only `nmt bleu` works; build with NMT_LIBTORCH=debian or wheel for the rest\n",
                what.c_str());
   return 2;

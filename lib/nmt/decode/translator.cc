@@ -5,6 +5,9 @@
 #include <fmt/format.h>
 
 #include "nmt/decode/forced.h"
+#include "nmt/models/quantize.h"
+#include "nmt/tensor/device.h"
+#include "nmt/text/repetition.h"
 #include "nmt/util/error.h"
 
 namespace nmt::decode {
@@ -39,6 +42,29 @@ std::unique_ptr<DecodingModel> decoding_model_of(std::vector<models::LoadedModel
 
 double mean_log_prob(const Hypothesis& h) {
   return h.token_log_probs.empty() ? 0.0 : h.log_prob / static_cast<double>(h.token_log_probs.size());
+}
+
+Translator load_translator(const std::vector<std::string>& model_dirs, const RuntimeOptions& runtime) {
+  const torch::Device device = resolve_device(runtime.device);
+  std::vector<models::LoadedModel> models;
+  for (const auto& dir : model_dirs) {
+    models.push_back(models::load_model(dir));
+    if (runtime.int8 && models.back().quantization.empty()) {
+      models::quantize_model(*models.back().model);
+      models.back().quantization = "int8";
+    }
+    models.back().model->to(device);
+  }
+  return Translator(std::move(models));
+}
+
+serve::ScoredText scored_text(const Translation& t, const text::SubwordModel& target) {
+  serve::ScoredText s(t.text, t.hypothesis.score, mean_log_prob(t.hypothesis), text::has_repetition_loop(t.text),
+                      t.unmet_constraints);
+  s.log_prob = t.hypothesis.log_prob;
+  s.tokens = target.pieces(t.hypothesis.tokens);
+  s.token_log_probs = t.hypothesis.token_log_probs;
+  return s;
 }
 
 Translator::Translator(models::LoadedModel model) {

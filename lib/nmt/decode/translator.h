@@ -9,6 +9,8 @@
 #include "nmt/decode/greedy.h"
 #include "nmt/decode/search.h"
 #include "nmt/models/model_io.h"
+#include "nmt/serve/batcher.h"
+#include "nmt/util/runtime_options.h"
 #include "nmt/text/word_alignment.h"
 #include "nmt/viz/heatmap.h"
 
@@ -34,7 +36,18 @@ struct Translation {
 // The mean log-probability per output token, EOS included: a confidence callers can route
 // doubtful translations by (needs DecodeOptions::return_token_log_probs; 0 for no token).
 double mean_log_prob(const Hypothesis& hypothesis);
+
+// A translation as nmt reports it (`nmt translate --json`, the server): its text, scores,
+// confidence, repetition, subwords (in `target`'s pieces) and unmet constraints.
+serve::ScoredText scored_text(const Translation& t, const text::SubwordModel& target);
 using ScoredHypothesis = Hypothesis;  // the name beam search's results had
+
+class Translator;
+
+// The model in each directory, or their ensemble, as every decoding command loads it: on the
+// runtime options' device, quantised to int8 on load with `runtime.int8` (an int8 copy stays
+// as it is). The one place a command turns -m DIR... into something that translates.
+Translator load_translator(const std::vector<std::string>& model_dirs, const RuntimeOptions& runtime);
 
 class Translator {
  public:

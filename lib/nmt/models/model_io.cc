@@ -251,9 +251,12 @@ void copy_subword_files(const std::string& from, const std::string& to, bool sha
 }
 
 LoadedModel load_model(const std::string& dir, const std::string& weights) {
-  if (!fs::is_directory(dir)) throw RuntimeError(fmt::format("{}: not a model directory", dir));
+  if (const std::string problem = directory_problem(dir); !problem.empty())
+    throw RuntimeError(fmt::format("{}: {} (a model directory is what nmt train, average, quantize or import write)", dir, problem));
   LoadedModel m;
   const std::string config_path = (fs::path(dir) / kConfigFile).string();
+  if (!fs::exists(config_path))
+    throw RuntimeError(fmt::format("{}: does not exist: {} is not a model directory", config_path, dir));
   m.config = json_read::parse(read_small_file(config_path, kMaxJsonBytes), config_path);
   check_model_format(m.config, config_path);
   try {

@@ -36,8 +36,8 @@ torch::Tensor ScaledDotProductAttentionImpl::forward(const torch::Tensor& q, con
     return small_query_attention(q, k, v, mask, 1.0 / std::sqrt(static_cast<double>(q.size(-1))), weights);
 #if TORCH_VERSION_MAJOR >= 2
   // LibTorch 2.x's fused kernel (flash / memory-efficient on CUDA) when nobody needs the
-  // weights. Our mask is additive and finite, which it accepts as is. Compiled but not yet
-  // run by this project's CI (Debian ships LibTorch 1.13); see README "Distributed training".
+  // weights. Our mask is additive and finite, which it accepts as is. LibTorch 2.x only:
+  // Debian's 1.13 has no such kernel.
   if (g_fused_attention && !weights) {
     const double p = is_training() ? options.dropout() : 0.0;
     const c10::optional<torch::Tensor> additive_mask =

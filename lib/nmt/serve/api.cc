@@ -75,9 +75,12 @@ TranslateRequest parse_translate_request(std::string_view body, const ApiDefault
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(body.begin(), body.end());
-  } catch (const nlohmann::json::exception& e) {
-    // e.what() names the byte offset; invalid UTF-8 inside a string lands here too.
-    throw ApiError(400, fmt::format("malformed JSON: {}", e.what()));
+  } catch (const nlohmann::json::parse_error& e) {
+    // nlohmann's own text names its internals ("[json.exception.parse_error.101] ... last read"):
+    // the client gets where and, for the usual case, why.
+    const bool utf8 = std::string_view(e.what()).find("UTF-8") != std::string_view::npos;
+    throw ApiError(400, fmt::format("the body is not {} (at byte {}); expected a JSON object such as {{\"text\": \"Hello.\"}}",
+                                    utf8 ? "valid UTF-8" : "valid JSON", e.byte));
   }
   if (!j.is_object()) throw ApiError(400, "the body must be a JSON object such as {\"text\": \"Hello.\"}");
   for (const auto& item : j.items())
@@ -111,26 +114,32 @@ TranslateRequest parse_translate_request(std::string_view body, const ApiDefault
   return r;
 }
 
+nlohmann::json translation_json(const ScoredText& t, bool constrained) {
+  nlohmann::json j = {{"translation", t.text},       {"score", t.score},   {"log_prob", t.log_prob},
+                      {"confidence", t.confidence},  {"repetition", t.repetition}, {"tokens", t.tokens},
+                      {"token_log_probs", t.token_log_probs}};
+  if (constrained) j["unmet_constraints"] = t.unmet_constraints;
+  return j;
+}
+
 std::string translate_response(const TranslateRequest& request, const std::vector<Nbest>& results, double ms) {
-  nlohmann::json best = nlohmann::json::array(), nbest = nlohmann::json::array(), confidence = nlohmann::json::array(),
-                 repetition = nlohmann::json::array(), unmet = nlohmann::json::array();
+  nlohmann::json fields = nlohmann::json::object(), nbest = nlohmann::json::array();
+  for (const char* key : {"translation", "score", "log_prob", "confidence", "repetition", "tokens", "token_log_probs"})
+    fields[key] = nlohmann::json::array();
+  if (request.constrained) fields["unmet_constraints"] = nlohmann::json::array();
   for (const auto& n : results) {
-    const ScoredText first = n.empty() ? ScoredText{} : n.front();
-    best.push_back(first.text);
-    confidence.push_back(first.confidence);
-    repetition.push_back(first.repetition);
-    unmet.push_back(first.unmet_constraints);
+    const nlohmann::json best = translation_json(n.empty() ? ScoredText{} : n.front(), request.constrained);
+    for (auto& [key, values] : fields.items()) values.push_back(best.at(key));
     nlohmann::json list = nlohmann::json::array();
-    for (const auto& h : n) list.push_back({{"text", h.text}, {"score", h.score}, {"confidence", h.confidence}});
+    for (const auto& h : n) list.push_back(translation_json(h, request.constrained));
     nbest.push_back(std::move(list));
   }
   auto shaped = [&](nlohmann::json& per_sentence) { return request.list ? per_sentence : per_sentence.at(0); };
   nlohmann::json j;
-  j["translation"] = shaped(best);
-  j["confidence"] = shaped(confidence);
-  j["repetition"] = shaped(repetition);
-  if (request.constrained) j["unmet_constraints"] = shaped(unmet);
-  if (request.key.nbest > 1) j["nbest"] = shaped(nbest);
+  if (request.list || !results.empty()) {
+    for (auto& [key, values] : fields.items()) j[key] = shaped(values);
+    if (request.key.nbest > 1) j["nbest"] = shaped(nbest);
+  }
   j["model"] = request.key.model;
   j["sentences"] = results.size();
   j["ms"] = std::round(ms * 100) / 100;

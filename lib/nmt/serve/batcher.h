@@ -45,6 +45,8 @@ struct Sentence {
   Sentence(const char* t) : text(t) {}
 };
 
+// One translation as nmt reports it, in `nmt translate --json` and the server's answers alike
+// (serve/api.h: translation_json writes it).
 struct ScoredText {
   ScoredText(std::string text_ = {}, double score_ = 0, double confidence_ = 0, bool repetition_ = false,
              std::vector<std::string> unmet = {})
@@ -55,7 +57,11 @@ struct ScoredText {
   double confidence = 0;   // mean log-probability per token (EOS included)
   bool repetition = false;  // a repetition loop (text/repetition.h)
   std::vector<std::string> unmet_constraints;  // phrases it had to contain and lacks
+  double log_prob = 0;                       // the sum of its tokens' log-probabilities
+  std::vector<std::string> tokens;           // its subwords
+  std::vector<double> token_log_probs;       // each subword's, the EOS's last when it has one
 };
+
 using Nbest = std::vector<ScoredText>;  // best first
 
 // Decodes one batch: one Nbest per sentence, in order. May throw; the error goes to every

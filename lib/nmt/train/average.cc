@@ -19,7 +19,9 @@ namespace nmt::train {
 namespace fs = std::filesystem;
 
 AverageResult average_last_checkpoints(const std::string& model_dir, int last, const std::string& out_dir) {
-  if (last < 1) throw UsageError("--last must be at least 1");
+  if (last < 0) throw UsageError(fmt::format("--last is {}, must be at least 1 (or 0: every checkpoint the run kept)", last));
+  if (const std::string problem = directory_problem(model_dir); !problem.empty())
+    throw RuntimeError(fmt::format("{}: {}", model_dir, problem));
   if (fs::exists(out_dir) && !fs::is_empty(out_dir))
     throw UsageError(fmt::format("{}: output directory is not empty", out_dir));
   const fs::path dir(model_dir);
@@ -32,9 +34,12 @@ AverageResult average_last_checkpoints(const std::string& model_dir, int last, c
     throw RuntimeError(fmt::format("{}: {}", config_path.string(), e.what()));
   }
   auto all = CheckpointManager(dir, 0).list();
+  if (all.empty()) throw RuntimeError(fmt::format("{}: has no checkpoints to average", (dir / "checkpoints").string()));
+  if (last == 0) last = static_cast<int>(all.size());
   if (static_cast<int>(all.size()) < last)
-    throw RuntimeError(fmt::format("{}: has {} checkpoint(s), cannot average the last {}", (dir / "checkpoints").string(),
-                                   all.size(), last));
+    throw RuntimeError(fmt::format("{}: has {} checkpoint(s), cannot average the last {} (training keeps --keep-last of "
+                                   "them; leave out --last to average all it kept)",
+                                   (dir / "checkpoints").string(), all.size(), last));
   AverageResult result;
   std::vector<fs::path> chosen(all.end() - last, all.end());
 

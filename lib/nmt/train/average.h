@@ -10,7 +10,7 @@ struct AverageResult {
   std::vector<std::string> checkpoints;  // the checkpoints averaged, oldest first
 };
 
-// Averages the last `last` complete checkpoints of the run in `model_dir` (verified by their
+// Averages the last `last` (0: all) complete checkpoints of the run in `model_dir` (verified by their
 // manifests) into `out_dir` (config.json and the subword models copied, model.pt the average).
 // Errors: fewer than `last` checkpoints, an unverifiable checkpoint, `out_dir` non-empty.
 AverageResult average_last_checkpoints(const std::string& model_dir, int last, const std::string& out_dir);

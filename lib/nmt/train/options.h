@@ -1,6 +1,6 @@
 #pragma once
 // TrainOptions: everything `nmt train` can be told, and the one table that declares each
-// option (see util/option_spec.h and the README's "Adding a training option"). Torch-free, so
+// option (see util/option_spec.h and CONTRIBUTING.md, "a training option"). Torch-free, so
 // the config fuzzer reaches it.
 #include <array>
 #include <cstdint>

@@ -29,7 +29,7 @@ void transformer_base(TrainOptions& o) {
 }
 
 void transformer_gpu_5m(TrainOptions& o) {
-  // Five minutes on one GPU (docs/gpu.md): transformer-small's shape with the regularisation
+  // Five minutes on one GPU (docs/experiments.md): transformer-small's shape with the regularisation
   // its GPU run lacked. With dropout 0.1 that run peaked at val BLEU 54.90 at update 5,250 of
   // 6,720 (an H100, LibTorch 2.11, 2,500-token batches) while its val loss rose from update
   // 2,520: it overfitted. Dropout 0.3 (and 0.1 on attention weights), 4,096-token batches,
@@ -71,7 +71,7 @@ void gru_small_1h(TrainOptions& o) {
   // choice on val), so the last updates take small steps, and the last 8 of the checkpoints
   // saved every 50 updates are there to average. Dropout 0.3 rather than gru-small's 0.2: the
   // 0.2 hour's val loss stopped falling in its last third while the training loss fell on
-  // (val BLEU 56.43 greedy against 56.09, paired bootstrap p = 0.17; README, "Best system").
+  // (val BLEU 56.43 greedy against 56.09, paired bootstrap p = 0.17; docs/experiments.md).
   // gru-small's joint 8k vocabulary, not a 4k one per language: the 4k vocabularies made more
   // updates per minute and led after 12 minutes (660 against 572 updates, val BLEU 34.86 against
   // 30.49, one Zen 3), but their hour (run D) levelled off at val BLEU 55.4 from update 3000 to

@@ -119,6 +119,8 @@ void adopt_init_architecture(TrainOptions& o) {
 
 void check_init_from(const TrainOptions& o) {
   const fs::path dir(o.init_from);
+  if (const std::string problem = directory_problem(o.init_from); !problem.empty())
+    throw OptionError("init_from", fmt::format(" {}: {}", o.init_from, problem));
   for (const char* f : {models::kConfigFile, models::kWeightsFile})  // the subword files once the layout is known
     if (!fs::is_regular_file(dir / f))
       throw OptionError("init_from", fmt::format(" {}: not a model directory (no {})", o.init_from, f));

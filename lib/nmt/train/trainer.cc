@@ -139,6 +139,7 @@ void Trainer::prepare_output_dir() {
   if (fs::exists(out_) && !fs::is_directory(out_))
     throw UsageError(fmt::format("{}: --out exists and is not a directory", o_.out_dir));
   std::error_code ec;
+  created_out_ = !fs::exists(out_);
   fs::create_directories(out_, ec);
   if (ec) throw RuntimeError(fmt::format("{}: cannot create: {}", o_.out_dir, ec.message()));
   owner_.emplace(out_.string());
@@ -576,6 +577,25 @@ TrainSummary Trainer::run() {
   return finish(reason);
 }
 
-TrainSummary run_training(const TrainOptions& options) { return Trainer(options).run(); }
+void Trainer::remove_unused_output_dir() noexcept {
+  if (!created_out_) return;
+  std::error_code ec;
+  const fs::path checkpoints = out_ / "checkpoints";
+  const bool saved = fs::exists(out_ / models::kWeightsFile, ec) ||
+                     (fs::exists(checkpoints, ec) && !fs::is_empty(checkpoints, ec));
+  if (saved || ec) return;  // in doubt, nothing is deleted
+  owner_.reset();
+  fs::remove_all(out_, ec);
+}
+
+TrainSummary run_training(const TrainOptions& options) {
+  Trainer trainer(options);
+  try {
+    return trainer.run();
+  } catch (...) {
+    trainer.remove_unused_output_dir();
+    throw;
+  }
+}
 
 }  // namespace nmt::train

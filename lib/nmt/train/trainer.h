@@ -55,6 +55,9 @@ class Trainer {
   explicit Trainer(const TrainOptions& options);
   ~Trainer();
   TrainSummary run();
+  // After a failure: the --out folder this run created, removed when no checkpoint was saved in
+  // it (what is left would be a lock and a subword model, not a run to resume).
+  void remove_unused_output_dir() noexcept;
 
  private:
   void prepare_output_dir();  // rank 0: create, lock, decide fresh start or resume
@@ -86,6 +89,7 @@ class Trainer {
   std::unique_ptr<Distributed> dist_;
   bool is_main_ = true;
   bool resuming_ = false;
+  bool created_out_ = false;  // prepare_output_dir made --out
   std::optional<DirectoryLock> owner_;  // held until training ends: one run per directory at a time
 
   text::SubwordPair sp_;

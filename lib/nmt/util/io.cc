@@ -287,4 +287,12 @@ void AppendFile::append_line(std::string_view line) {
   throw RuntimeError(fmt::format("{}: cannot append: {}", path_, std::strerror(err)));
 }
 
+std::string directory_problem(const std::string& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (status.type() == std::filesystem::file_type::not_found) return "does not exist";
+  if (ec) return ec.message();
+  return status.type() == std::filesystem::file_type::directory ? "" : "is not a directory";
+}
+
 }  // namespace nmt

@@ -40,6 +40,10 @@ std::string resolve_output_path(const std::string& path);
 // Whether two paths name the same existing file (device and inode), e.g. --input and --output.
 bool same_file(const std::string& a, const std::string& b);
 
+// Why `path` cannot be a directory to read ("does not exist", "is not a directory"), or "" when
+// it is one: for messages that say what is wrong rather than what was expected.
+std::string directory_problem(const std::string& path);
+
 // An output file that never leaves a torn or emptied file in place of the old one:
 //  * a regular file (or a new path) is written to a temporary file beside it, flushed to disk
 //    and renamed over it by commit(); without commit() (an error, an exception) the temporary

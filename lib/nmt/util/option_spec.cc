@@ -68,5 +68,14 @@ std::string format_number(long double value) {
   return fmt::format("{}", static_cast<double>(value));
 }
 
+std::string range_words(long double low, long double high, bool low_open, bool integer) {
+  const bool no_upper_bound = high >= 1e15L;  // INT64_MAX, DBL_MAX, ...: the type's limit
+  const std::string a = integer ? "" : "a number ";
+  if (no_upper_bound)
+    return fmt::format("{}{} {}", a, low_open ? "above" : "at least", format_number(low));
+  if (low_open) return fmt::format("{}above {} and at most {}", a, format_number(low), format_number(high));
+  return fmt::format("{}between {} and {}", a, format_number(low), format_number(high));
+}
+
 }  // namespace option_detail
 }  // namespace nmt

@@ -100,6 +100,9 @@ bool parse_bool(const std::string& text, bool& value);
 bool parse_integer(const std::string& text, long double& value);
 bool parse_real(const std::string& text, double& value);
 std::string format_number(long double value);
+// A range as people write it: "between 1 and 1000", "at least 1", "a number above 0" (a bound
+// at the type's limit is no bound a user needs to read).
+std::string range_words(long double low, long double high, bool low_open, bool integer);
 }  // namespace option_detail
 
 enum class OptionKind { kSwitch, kBool, kInteger, kReal, kText, kChoice };
@@ -172,15 +175,10 @@ struct OptionSpec {
     }
     if (!has_range) return;
     const long double v = number(s);
-    using option_detail::format_number;
-    if (kind == OptionKind::kInteger) {
-      if (!(v >= lo && v <= hi))
-        throw OptionError(key, fmt::format(" is {}, must be between {} and {}", format_number(v), format_number(lo),
-                                           format_number(hi)));
-    } else if (!std::isfinite(v) || !(v >= lo && v <= hi) || (lo_open && v == lo)) {
-      throw OptionError(key, fmt::format(" is {}, must be a number {} {} and <= {}", text(s), lo_open ? ">" : ">=",
-                                         format_number(lo), format_number(hi)));
-    }
+    const bool integer = kind == OptionKind::kInteger;
+    if (integer ? !(v >= lo && v <= hi) : (!std::isfinite(v) || !(v >= lo && v <= hi) || (lo_open && v == lo)))
+      throw OptionError(key, fmt::format(" is {}, must be {}", integer ? option_detail::format_number(v) : text(s),
+                                         option_detail::range_words(lo, hi, lo_open, integer)));
   }
 };
 

@@ -203,7 +203,8 @@ RunMetrics read_run_metrics(const std::string& dir) {
   fs::path p(dir);
   run.name = (p.has_filename() ? p.filename() : p.parent_path().filename()).string();
   const std::string file = (p / "metrics.jsonl").string();
-  if (!fs::is_directory(p)) throw RuntimeError(fmt::format("{}: not a model directory", dir));
+  if (const std::string problem = directory_problem(dir); !problem.empty())
+    throw RuntimeError(fmt::format("{}: {} (a run directory is nmt train's --out)", dir, problem));
   // Must be a regular file: a FIFO would block the reader forever.
   if (fs::exists(file) && !fs::is_regular_file(file)) throw RuntimeError(fmt::format("{}: not a regular file", file));
   parse_run_metrics(read_file(file), file, run);
