@@ -1,4 +1,4 @@
-// `nmt bench`: the measurements behind scripts/bench.sh. Each subcommand prints one JSON
+// `nmt bench`: the measurements behind scripts/bench/bench.sh. Each subcommand prints one JSON
 // object on stdout, so the script can put nmt and the PyTorch reference side by side.
 //   bench matmul     achieved GFLOP/s of square float32 matrix products (the machine's peak) and
 //                    of nmt's int8 ones (quantised decoding's peak)
@@ -418,7 +418,7 @@ void add_translate(CLI::App& bench) {
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
-  auto* bench = app.add_subcommand("bench", "Speed measurements (used by scripts/bench.sh; JSON on stdout)");
+  auto* bench = app.add_subcommand("bench", "Speed measurements (used by scripts/bench/bench.sh; JSON on stdout)");
   bench->require_subcommand(1, 1);
   add_matmul(*bench);
   add_train(*bench);

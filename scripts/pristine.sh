@@ -53,8 +53,8 @@ if ! command -v mmdebstrap >/dev/null; then
     >/dev/null || { say "could not install mmdebstrap (apt-get failed: no network to Debian's archive?)"; exit 1; }
 fi
 # Roots (and .ci/run's copies of the download cache) that runs killed outright left behind.
-# shellcheck source=scripts/pristine-roots.sh
-source "$here/scripts/pristine-roots.sh"
+# shellcheck source=scripts/ci/pristine-roots.sh
+source "$here/scripts/ci/pristine-roots.sh"
 sweep_left_behind /var/tmp
 [[ "$1" != --prepare ]] || exit 0
 

@@ -14,9 +14,9 @@
 #                        Chromium... (cmake -S . -B build-scorer -DNMT_LIBTORCH=none).
 # Either way the other Debian packages below are installed (apt-get, as root or through sudo;
 # what is missing is named before it is installed). Debian 12 only: elsewhere it stops at once. NMT_SETUP_BENCH=1 adds what
-# scripts/bench.sh needs: Python PyTorch of the same LibTorch (python3-torch for Debian's, the
-# same wheel's Python side for the wheel), Google Benchmark and wrk (scripts/bench-serve.sh), and
-# CTranslate2 with SentencePiece's Python module (scripts/bench-ct2.sh: nmt against CTranslate2
+# scripts/bench/bench.sh needs: Python PyTorch of the same LibTorch (python3-torch for Debian's, the
+# same wheel's Python side for the wheel), Google Benchmark and wrk (scripts/bench/bench-serve.sh), and
+# CTranslate2 with SentencePiece's Python module (scripts/bench/bench-ct2.sh: nmt against CTranslate2
 # on the same weights; its converter reads model.pt with the wheel's Python PyTorch).
 # NMT_SETUP_REFERENCE=1 (with NMT_LIBTORCH=wheel; CI's wheel build sets it, NMT_SETUP_BENCH=1
 # implies it) adds the Python references the equivalence tests compare nmt with: the wheel's
@@ -80,7 +80,7 @@ packages=(
   zlib1g-dev              # tests: reading the report's PNG screenshot
   chromium                # tests: the HTML report rendered in a real headless browser
   bsdutils                # tests: `script` drives the interactive translator through a pseudo-terminal
-  python3                 # tests: the docs checks (scripts/check-*.py)
+  python3                 # tests: the docs checks (scripts/checks/*.py)
   curl ca-certificates    # scripts/get-data.sh downloads Multi30k and Tatoeba
 )
 [[ "$LIBTORCH" == none ]] && packages=("${scorer_packages[@]}")
@@ -88,7 +88,7 @@ packages=(
 [[ "$LIBTORCH" == wheel ]] && packages+=(python3-venv)   # pip, in nmt's own venv, fetches the wheel
 if [[ "${NMT_SETUP_BENCH:-0}" == 1 ]]; then
   packages+=(libbenchmark-dev python3-venv)
-  packages+=(wrk)  # scripts/bench-serve.sh: HTTP load on `nmt serve`
+  packages+=(wrk)  # scripts/bench/bench-serve.sh: HTTP load on `nmt serve`
   [[ "$LIBTORCH" == debian ]] && packages+=(python3-torch)  # the reference on the same LibTorch 1.13
 fi
 
@@ -191,7 +191,7 @@ install_torch_wheel() {
   fi
 }
 
-# scripts/bench-ct2.sh's other engine, pinned: the newest CPU wheel on PyPI when it was set.
+# scripts/bench/bench-ct2.sh's other engine, pinned: the newest CPU wheel on PyPI when it was set.
 CT2_VERSION=4.8.5
 SENTENCEPIECE_VERSION=0.2.3
 install_ctranslate2() {
@@ -202,9 +202,9 @@ install_ctranslate2() {
     return
   fi
   echo "setup: installing CTranslate2 $CT2_VERSION and SentencePiece $SENTENCEPIECE_VERSION (Python)"
-  # Not fatal: only scripts/bench-ct2.sh and one ctest (skipped without them) need these.
+  # Not fatal: only scripts/bench/bench-ct2.sh and one ctest (skipped without them) need these.
   venv_pip install -q "ctranslate2==$CT2_VERSION" "sentencepiece==$SENTENCEPIECE_VERSION" ||
-    echo "setup: WARNING: CTranslate2/SentencePiece not installed; scripts/bench-ct2.sh cannot run" >&2
+    echo "setup: WARNING: CTranslate2/SentencePiece not installed; scripts/bench/bench-ct2.sh cannot run" >&2
 }
 
 # The references of the equivalence tests, pinned (the newest on PyPI when they were set). Where

@@ -3,7 +3,7 @@
 #   NMT_LIBTORCH=none|debian|wheel   test that build only (default: all three, the scorer-only
 #                               build first: nmt_core, `nmt bleu` and their tests, then
 #                               sacreBLEU's own test suite against the Python module,
-#                               scripts/sacrebleu-suite.sh)
+#                               scripts/ci/sacrebleu-suite.sh)
 #   NMT_BUILD_DIR               build folder (default: build for Debian's, the folder the other
 #                               scripts use, build-wheel for the wheel's, build-scorer for none)
 #   NMT_JOBS                    parallel compile and test jobs (default 2)
@@ -64,7 +64,7 @@ for variant in "${variants[@]}"; do
     # sacreBLEU 2.6.0's own test files against the Python module; its last line: "N passed, N failed".
     suite_log="$build/sacrebleu-suite.log"
     suite_status=0
-    bash scripts/sacrebleu-suite.sh 2>&1 | tee "$suite_log" || suite_status=$?
+    bash scripts/ci/sacrebleu-suite.sh 2>&1 | tee "$suite_log" || suite_status=$?
     read -r sp sf < <(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed$/\1 \2/p' "$suite_log" | tail -n 1) || true
     sp=${sp:-0} sf=${sf:-1}
     ((suite_status == 0)) || ((sf > 0)) || sf=1

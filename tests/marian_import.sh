@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # ctest: `nmt import` of Hugging Face MarianMTModels (the OPUS-MT format) translates as
 # transformers' generate() does, token for token. Small random models of several configurations
-# (scripts/marian_reference.py: tied and untied embeddings, depths, activations, a config saying
+# (scripts/reference/marian_reference.py: tied and untied embeddings, depths, activations, a config saying
 # normalize_before, safetensors and pytorch_model.bin, a SentencePiece pair trained on Multi30k,
 # random weights trained a few hundred steps so that outputs vary)
 # are saved by transformers, imported, and decode 200 Multi30k sentences greedily and with
@@ -24,7 +24,7 @@ export NMT_DATA=${NMT_DATA:-$root/../shared/data}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 head -n 200 "$data/val.en" > "$work/input.en"
-ref=$root/scripts/marian_reference.py
+ref=$root/scripts/reference/marian_reference.py
 max=40
 status=0
 for spec in "tied safetensors" "untied bin" "relu-prenorm-flag safetensors"; do

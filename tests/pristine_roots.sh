@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ctest: what a CI run killed outright (SIGKILL, a runner's time-out, a reboot) leaves in
-# /var/tmp is deleted by the next run. scripts/pristine-roots.sh's sweep deletes a root whose
+# /var/tmp is deleted by the next run. scripts/ci/pristine-roots.sh's sweep deletes a root whose
 # lock nobody holds (as root, with a file system still mounted in it, as /proc is in a killed
 # run's root), keeps one whose run is alive and anything without a lock, and says what it deleted.
 #   tests/pristine_roots.sh SOURCE_DIR
@@ -13,7 +13,7 @@ fail() {
   echo "FAIL: $*"
   exit 1
 }
-source "$root/scripts/pristine-roots.sh"
+source "$root/scripts/ci/pristine-roots.sh"
 
 # A killed run's root: its lock taken the way pristine.sh takes it, then the run gone.
 mkdir -p "$work/nmt-pristine.dead/proc" "$work/nmt-pristine.dead/work"
@@ -33,7 +33,7 @@ for _ in $(seq 50); do [[ -f $work/nmt-pristine.live.lock ]] && break; sleep 0.1
 # A root without a lock (NMT_PRISTINE_KEEP=1, or made before the locks).
 mkdir -p "$work/nmt-pristine.kept"
 
-bash "$root/scripts/pristine-roots.sh" sweep "$work" 2>"$work/err" || fail "the sweep failed: $(cat "$work/err")"
+bash "$root/scripts/ci/pristine-roots.sh" sweep "$work" 2>"$work/err" || fail "the sweep failed: $(cat "$work/err")"
 
 [[ ! -e $work/nmt-pristine.dead && ! -e $work/nmt-pristine.dead.lock ]] || fail "the killed run's root was not deleted: $(cat "$work/err")"
 [[ ! -e $work/nmt-pristine-cache.dead ]] || fail "the killed run's cache copy was not deleted"
@@ -46,9 +46,9 @@ grep -q "deleted $work/nmt-pristine.dead, left by a run that was killed" "$work/
 # Once the live run ends, its root is the next sweep's.
 { kill "$holder"; wait "$holder"; } 2>/dev/null || true
 holder=
-bash "$root/scripts/pristine-roots.sh" sweep "$work" 2>/dev/null
+bash "$root/scripts/ci/pristine-roots.sh" sweep "$work" 2>/dev/null
 [[ ! -e $work/nmt-pristine.live ]] || fail "a root whose run has ended was kept"
 [[ -d $work/nmt-pristine.kept ]] || fail "a root without a lock was deleted on the second sweep"
-bash "$root/scripts/pristine-roots.sh" 2>"$work/err" && fail "no usage error without a command"
+bash "$root/scripts/ci/pristine-roots.sh" 2>"$work/err" && fail "no usage error without a command"
 grep -q usage "$work/err" || fail "no usage line"
 echo "PASS: killed runs' roots deleted (mounted file system: $mounted), live and unlocked ones kept"

@@ -1,4 +1,4 @@
-// sacreBLEU 2.6.0's own outputs (tests/score-vectors, made by scripts/gen-score-vectors.py)
+// sacreBLEU 2.6.0's own outputs (tests/score-vectors, made by scripts/gen/gen-score-vectors.py)
 // against nmt's library: every corpus-level CLI output byte for byte (tables, JSON, confidence
 // intervals, paired tests), and the Python API's full-precision figures (corpus and sentence
 // scores of every metric configuration, bootstrap means and half-widths with their numpy type,

@@ -29,7 +29,7 @@ inline std::string source_dir() { return NMT_SOURCE_DIR; }
 
 // A small hand-written fixture under data/fixtures/.
 inline std::string fixture(const std::string& name) { return source_dir() + "/data/fixtures/" + name; }
-// The nmt under test: this build's, or $NMT_TEST_BINARY (scripts/tsan-serve.sh runs the
+// The nmt under test: this build's, or $NMT_TEST_BINARY (scripts/checks/tsan-serve.sh runs the
 // serve tests against a ThreadSanitizer build of the server).
 inline std::string nmt_binary() {
   if (const char* env = std::getenv("NMT_TEST_BINARY"); env && *env) return env;

@@ -1,4 +1,4 @@
-// `nmt bench`, the measurements behind scripts/bench.sh: the JSON it prints must describe the
+// `nmt bench`, the measurements behind scripts/bench/bench.sh: the JSON it prints must describe the
 // batches it dumped for the PyTorch reference, and translation must be timed on real output.
 #include <cmath>
 #include <filesystem>
@@ -67,7 +67,7 @@ TEST(Bench, TranslateCountsSentencesAndDumpsIds) {
   EXPECT_EQ(j["target_tokens"].get<int64_t>(), produced);
 }
 
-// scripts/bench-ct2.sh sets each decoding row against the machine's matrix-product peak: the work
+// scripts/bench/bench-ct2.sh sets each decoding row against the machine's matrix-product peak: the work
 // counted must be that of one forward pass over each source and its translation, EOS included on
 // both sides, by the Transformer's matrix products (the count below, written out once more).
 TEST(Bench, TranslateReportsTheMatrixProductWorkOfItsOutput) {

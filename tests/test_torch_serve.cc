@@ -324,7 +324,7 @@ TEST_F(Serve, ConcurrentRequestsShareBatchesAndGetTheTranslationsTheyGetAlone) {
 
 // --workers 4: four batches decode at once on one shared model; every client still gets the
 // translation it gets alone, and a request split over the workers keeps its order. (Under
-// ThreadSanitizer too: scripts/tsan-serve.sh runs these tests against a sanitized server.)
+// ThreadSanitizer too: scripts/checks/tsan-serve.sh runs these tests against a sanitized server.)
 TEST_F(Serve, FourWorkersGiveEachRequestTheTranslationItGetsAlone) {
   ServerProcess server("-m " + model() + " --workers 4 --threads 1 --max-batch 3 --batch-wait-ms 20 -q", file("workers.log"));
   ASSERT_GT(server.port(), 0) << server.log();

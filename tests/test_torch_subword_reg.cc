@@ -1,7 +1,7 @@
 // Subword regularisation (`nmt train --subword-alpha A --subword-nbest N`): every epoch trains on
 // a new sampled segmentation of the training pairs, which depends on the seed and the epoch
 // alone, so a run is reproducible and resumes mid-epoch exactly. Off (alpha 0), training is
-// unchanged (scripts/check-equivalence.sh checks that bit for bit against a recorded reference).
+// unchanged (scripts/checks/check-equivalence.sh checks that bit for bit against a recorded reference).
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 """nmt_score, the Python module: sacreBLEU 2.6.0's figures to the bit, and bad input as a Python
-exception with a clear message (never a crash). Run by scripts/sacrebleu-suite.sh, after
+exception with a clear message (never a crash). Run by scripts/ci/sacrebleu-suite.sh, after
 sacreBLEU's own tests, against the installed module."""
 import json
 import math
@@ -14,7 +14,7 @@ from nmt_score.significance import PairedTest
 
 VECTORS = pathlib.Path(__file__).resolve().parent.parent / "score-vectors"
 # The metric configurations tests/score-vectors/*/expected.json holds sacreBLEU's API figures
-# for (scripts/gen-score-vectors.py, CONFIGS).
+# for (scripts/gen/gen-score-vectors.py, CONFIGS).
 CONFIGS = {
     "bleu": lambda: BLEU(), "bleu-intl": lambda: BLEU(tokenize="intl"), "bleu-char": lambda: BLEU(tokenize="char"),
     "bleu-zh": lambda: BLEU(tokenize="zh"), "bleu-none-lc": lambda: BLEU(tokenize="none", lowercase=True),

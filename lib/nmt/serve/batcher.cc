@@ -50,6 +50,7 @@ void Batcher::stop() {
     stopping_ = true;
   }
   queued_.notify_all();
+  std::lock_guard<std::mutex> joining(join_mutex_);  // a second stop() waits for the first's joins
   for (auto& t : threads_)
     if (t.joinable()) t.join();
 }

@@ -104,7 +104,7 @@ class Batcher {
   std::future<std::vector<Nbest>> submit(const DecodeKey& key, std::vector<Sentence> sentences);
 
   // Refuses new requests, decodes everything already queued (without waiting for more), and
-  // joins the decoding threads. Idempotent.
+  // joins the decoding threads. Idempotent, and safe from several threads at once.
   void stop();
 
   BatcherStats stats() const;
@@ -134,6 +134,7 @@ class Batcher {
   size_t answered_ = 0;       // requests the last batch answered (0 once the next is taken)
   size_t queued_at_end_ = 0;  // queued_total_ when it ended
   std::vector<std::thread> threads_;
+  std::mutex join_mutex_;  // stop() on two threads at once (the server's and its owner's) joins once
 };
 
 }  // namespace nmt::serve
