@@ -7,7 +7,7 @@
 
 #include "nmt/data/batching.h"
 #include "nmt/data/corpus.h"
-#include "nmt/data/rng.h"
+#include "nmt/util/rng.h"
 #include "nmt/text/subword.h"
 #include "nmt/util/error.h"
 #include "test_support.h"
@@ -21,7 +21,7 @@ namespace {
 
 // Sentence-like lengths: mostly 5..40 tokens, a few long ones.
 std::vector<ExampleLength> random_lengths(size_t n, uint64_t seed) {
-  nmt::data::SplitMix64 rng(seed);
+  nmt::SplitMix64 rng(seed);
   std::vector<ExampleLength> v(n);
   for (auto& e : v) {
     e.src = 3 + rng.below(38) + (rng.below(50) == 0 ? rng.below(150) : 0);

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "nmt/data/rng.h"
+#include "nmt/util/rng.h"
 #include "nmt/util/error.h"
 
 namespace nmt::data {

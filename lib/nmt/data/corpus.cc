@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "nmt/data/line_reader.h"
-#include "nmt/data/rng.h"
+#include "nmt/util/rng.h"
 #include "nmt/util/error.h"
 #include "nmt/util/io.h"
 

@@ -40,26 +40,6 @@ std::string shard_name(size_t k) { return fmt::format("shard-{:05d}.nmtds", k); 
 
 }  // namespace
 
-uint64_t fnv1a(const void* data, size_t size, uint64_t hash) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  for (size_t i = 0; i < size; ++i) hash = (hash ^ p[i]) * 1099511628211ULL;
-  return hash;
-}
-
-std::string hex64(uint64_t value) { return fmt::format("{:016x}", value); }
-
-std::string file_fnv1a(const std::string& path) {
-  std::ifstream in = open_input(path);
-  uint64_t hash = kFnvOffset;
-  std::vector<char> buffer(1 << 20);
-  while (in) {
-    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-    hash = fnv1a(buffer.data(), static_cast<size_t>(in.gcount()), hash);
-  }
-  if (in.bad()) throw RuntimeError(fmt::format("{}: read error", path));
-  return hex64(hash);
-}
-
 nlohmann::json DatasetManifest::to_json() const {
   nlohmann::json shard_list = nlohmann::json::array();
   for (const ShardInfo& s : shards)

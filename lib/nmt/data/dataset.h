@@ -25,6 +25,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "nmt/util/hash.h"
+
 namespace nmt::data {
 
 inline constexpr const char* kDatasetManifestFile = "manifest.json";
@@ -57,12 +59,6 @@ struct DatasetManifest {
   static DatasetManifest read(const std::string& dir);
 };
 
-// FNV-1a 64 over bytes, continued from `hash` (start: kFnvOffset).
-inline constexpr uint64_t kFnvOffset = 1469598103934665603ULL;
-uint64_t fnv1a(const void* data, size_t size, uint64_t hash = kFnvOffset);
-std::string hex64(uint64_t value);
-// The checksum of a whole file, as the manifest records it (RuntimeError naming the file).
-std::string file_fnv1a(const std::string& path);
 
 // Writes shards into an existing directory, each atomically (a temporary file renamed once
 // complete), so an interrupted `nmt prepare` never leaves a shard that looks whole.

@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 
 #include "nmt/data/dataset.h"
-#include "nmt/data/rng.h"
+#include "nmt/util/rng.h"
 #include "nmt/util/error.h"
 #include "nmt/util/io.h"
 #include "nmt/util/option_spec.h"

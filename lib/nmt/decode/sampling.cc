@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "nmt/data/rng.h"
+#include "nmt/util/rng.h"
 #include "nmt/util/error.h"
 
 namespace nmt::decode {
@@ -50,8 +50,8 @@ std::vector<std::pair<int64_t, double>> SamplingSearch::candidates(const float* 
 }
 
 std::vector<SearchResult> SamplingSearch::search(SearchBatch& batch, const DecodeOptions& options) const {
-  std::vector<data::SplitMix64> generators;
-  for (size_t i : batch.source_index) generators.emplace_back(data::mix_seed(options_.seed, i));
+  std::vector<SplitMix64> generators;
+  for (size_t i : batch.source_index) generators.emplace_back(mix_seed(options_.seed, i));
   auto draw = [&](const torch::Tensor& scores, const std::vector<int64_t>& alive, int64_t) {
     const auto rows = scores.to(torch::kCPU, torch::kFloat).contiguous();
     const int64_t vocab = rows.size(1);

@@ -31,17 +31,7 @@ void hash_tensors(WeightsHasher& hasher, const torch::OrderedDict<std::string, t
 std::string first_line(const std::string& what) { return what.substr(0, what.find('\n')); }
 }  // namespace
 
-// FNV-1a over 64-bit words (then the tail bytes): the same idea as the byte-wise hash of
-// checkpoint files, eight times fewer multiplications for hundreds of megabytes of weights.
-void WeightsHasher::add_bytes(const void* data, size_t n) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  for (; n >= 8; n -= 8, p += 8) {
-    uint64_t w;
-    std::memcpy(&w, p, 8);
-    h_ = (h_ ^ w) * 1099511628211ULL;
-  }
-  for (; n > 0; --n, ++p) h_ = (h_ ^ *p) * 1099511628211ULL;
-}
+void WeightsHasher::add_bytes(const void* data, size_t n) { h_ = fnv1a_words(data, n, h_); }
 
 void WeightsHasher::add(const std::string& name, const torch::Tensor& tensor) {
   add_bytes(name.data(), name.size() + 1);

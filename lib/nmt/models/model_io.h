@@ -16,6 +16,7 @@
 
 #include "nmt/models/model.h"
 #include "nmt/text/subword.h"
+#include "nmt/util/hash.h"
 
 namespace nmt::models {
 
@@ -48,7 +49,7 @@ class WeightsHasher {
 
  private:
   void add_bytes(const void* data, size_t n);
-  uint64_t h_ = 1469598103934665603ULL;
+  uint64_t h_ = kFnvOffset;
 };
 
 // Throws RuntimeError "WHAT: non-finite values (NaN or infinity) in 'NAME'" if any parameter

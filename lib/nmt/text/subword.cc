@@ -29,7 +29,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "nmt/data/rng.h"
+#include "nmt/util/rng.h"
 #include "nmt/text/spm_c_abi/nmt_spm.h"
 #include "nmt/util/error.h"
 #include "nmt/util/io.h"
@@ -218,8 +218,8 @@ std::vector<size_t> choose_sentences(const std::vector<std::string>& sentences, 
     if (!sentences[i].empty()) order.push_back(i);
   if (o.input_sentence_size == 0 || order.size() <= o.input_sentence_size) return order;
   if (o.shuffle) {
-    data::SplitMix64 rng(data::mix_seed(o.seed, 0x5350'4D00ULL));
-    data::shuffle_in_place(order, rng);
+    SplitMix64 rng(mix_seed(o.seed, 0x5350'4D00ULL));
+    shuffle_in_place(order, rng);
     order.resize(o.input_sentence_size);
     std::sort(order.begin(), order.end());
   } else {
@@ -376,7 +376,7 @@ std::vector<int> SubwordModel::sample_encode(const std::string& text, int nbest,
     throw UsageError(fmt::format("subword sampling alpha {} must be a finite number >= 0", alpha));
   const Impl& m = impl();
   // mt19937 takes 32 bits: fold all 64 so seeds differing only in the high half differ too.
-  const auto seed32 = static_cast<uint32_t>(data::mix_seed(seed, 0x5350'4D53ULL) >> 32);
+  const auto seed32 = static_cast<uint32_t>(mix_seed(seed, 0x5350'4D53ULL) >> 32);
   SpmBuffer<int> ids;
   size_t count = 0;
   const std::string error = error_of([&](char** e) {

@@ -10,6 +10,7 @@
 #include "nmt/models/model_io.h"
 #include "nmt/util/error.h"
 #include "nmt/train/manifest.h"
+#include "nmt/util/hash.h"
 #include "nmt/util/io.h"
 #include "nmt/util/json_read.h"
 
@@ -65,19 +66,7 @@ TrainState TrainState::from_json(const nlohmann::json& j) {
 }
 
 std::string file_checksum(const fs::path& path) {
-  std::ifstream in = open_input(path.string());
-  uint64_t hash = 1469598103934665603ULL;
-  std::vector<char> buffer(1 << 16);
-  while (in) {
-    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-    const std::streamsize n = in.gcount();
-    for (std::streamsize i = 0; i < n; ++i) {
-      hash ^= static_cast<unsigned char>(buffer[i]);
-      hash *= 1099511628211ULL;
-    }
-  }
-  if (in.bad()) throw RuntimeError(fmt::format("{}: read error", path.string()));
-  return fmt::format("{:016x}", hash);
+  return file_fnv1a(path.string());
 }
 
 fs::path CheckpointManager::save(torch::nn::Module& model, torch::optim::Optimizer& optimizer, const TrainState& state,

@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "nmt/data/rng.h"
+#include "nmt/util/rng.h"
 #include "nmt/models/model_io.h"
 #include "nmt/tensor/batch.h"
 #include "nmt/tensor/device.h"
@@ -165,7 +165,7 @@ void Trainer::prepare_data() {
   o_.model.tgt_vocab = sp_.target.vocab_size();
   o_.model.shared_vocab = !o_.separate_vocab;
   if (dataset_) {
-    const std::string sum = data::hex64(data::fnv1a(target_bytes.data(), target_bytes.size()));
+    const std::string sum = hex64(fnv1a(target_bytes.data(), target_bytes.size()));
     if (sum != dataset_->manifest().subword_checksum)
       throw RuntimeError(fmt::format(
           "{}: made with another subword model than {} (checksum {} against {}): prepare it with --subword-model {}",
@@ -375,7 +375,7 @@ std::vector<data::Batch> Trainer::pool_plan(uint64_t pool) {
   }
   data::BatchOptions bo;
   bo.max_tokens = static_cast<size_t>(o_.max_tokens);
-  bo.seed = data::mix_seed(o_.seed, pool);
+  bo.seed = mix_seed(o_.seed, pool);
   bo.shuffle = true;
   std::vector<data::Batch> plan = data::plan_batches(lengths, bo, epoch);
   for (data::Batch& batch : plan)

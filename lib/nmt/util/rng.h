@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-namespace nmt::data {
+namespace nmt {
 
 // splitmix64 (Steele, Lea & Flood 2014): one 64-bit state, full period, good enough for shuffles.
 class SplitMix64 {
@@ -48,4 +48,4 @@ void shuffle_in_place(std::vector<T>& v, SplitMix64& rng) {
   }
 }
 
-}  // namespace nmt::data
+}  // namespace nmt
