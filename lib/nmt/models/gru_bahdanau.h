@@ -171,8 +171,8 @@ class GruBahdanauImpl : public Seq2SeqModelImpl {
   torch::Tensor forward(const torch::Tensor& src, const torch::Tensor& src_mask, const torch::Tensor& tgt_in) override;
   // Memory = the encoder outputs [B,S,hidden] (zero on padding).
   torch::Tensor encode(const torch::Tensor& src, const torch::Tensor& src_mask) override;
-  // Cache slots, all batch-first: [0] projected keys [B,S,H], [1] memory [B,S,H],
-  // [2] additive source mask [B,S], [3] decoder state [B,layers,H].
+  // The decoder state's entries, all batch-first: "attention_keys" [B,S,H], "memory" [B,S,H]
+  // and "source_mask" [B,S] (additive) per source; "hidden" [B,layers,H] per row.
   DecoderState start(const torch::Tensor& memory, const torch::Tensor& src_mask) override;
   torch::Tensor step(const torch::Tensor& prev_tokens, DecoderState& state) override;
   const ModelConfig& config() const override { return config_; }

@@ -29,12 +29,12 @@ void transformer_base(TrainOptions& o) {
 }
 
 void transformer_gpu_5m(TrainOptions& o) {
-  // Five minutes on one GPU (docs/experiments.md): transformer-small's shape with the regularisation
-  // its GPU run lacked. With dropout 0.1 that run peaked at val BLEU 54.90 at update 5,250 of
-  // 6,720 (an H100, LibTorch 2.11, 2,500-token batches) while its val loss rose from update
-  // 2,520: it overfitted. Dropout 0.3 (and 0.1 on attention weights), 4,096-token batches,
-  // and the rate falling linearly to 0 as the five minutes end, as gru-small-1h does in its
-  // CPU hour; validation only in the last part of the run, where the best weights come.
+  // Five minutes on one GPU: transformer-small's shape with the regularisation its first GPU
+  // run lacked (with dropout 0.1 it overfitted: val loss rose from update 2,520 of 6,720).
+  // Dropout 0.3 (0.1 on attention weights), 4,096-token batches, the rate falling linearly to
+  // 0 as the five minutes end, as gru-small-1h does in its CPU hour, and validation only in
+  // the last part of the run, where the best weights come. The runs:
+  // docs/experiments.md#the-five-minute-gpu-recipe-h200-2026-11-27-commit-e316fae.
   transformer_small(o);
   o.model.dropout = 0.3;
   o.model.attention_dropout = 0.1;
@@ -66,28 +66,15 @@ void gru_small(TrainOptions& o) {
 }
 
 void gru_small_1h(TrainOptions& o) {
-  // gru-small as scripts/best-system.sh trains it in the hour (issue 17): the learning rate
-  // falls linearly to 0 as 56 minutes end (the hour less the subword models, averaging and the
-  // choice on val), so the last updates take small steps, and the last 8 of the checkpoints
-  // saved every 50 updates are there to average. Dropout 0.3 rather than gru-small's 0.2: the
-  // 0.2 hour's val loss stopped falling in its last third while the training loss fell on
-  // (val BLEU 56.43 greedy against 56.09, paired bootstrap p = 0.17; docs/experiments.md).
-  // gru-small's joint 8k vocabulary, not a 4k one per language: the 4k vocabularies made more
-  // updates per minute and led after 12 minutes (660 against 572 updates, val BLEU 34.86 against
-  // 30.49, one Zen 3), but their hour (run D) levelled off at val BLEU 55.4 from update 3000 to
-  // its end at 3743, where the joint 8k hour (run B) was at 56.43 after 3667 and still rising.
-  // One GRU layer (encoder and decoder) and a peak rate of 0.005: 41 % more updates per minute
-  // than two layers (199 against 140 in 150 s on one Zen 3), and, trained for the updates each
-  // gets in the Zen 3's hour (4,270 against 3,024; a sweep on one GPU, README), val BLEU 55.91
-  // against 55.27 and 54.60 (two seeds) for two layers at 0.003, 55.53 for one layer at 0.003.
-  // No validation before update 2400: each one decodes val for 15 s, and with the rate falling
-  // to 0 the best weights come late (about the hour's last ten epochs are validated).
-  // Layer-normalised GRUs (Ba et al., 2016; Marian's --layer-normalization): at 2.5 % fewer
-  // updates per second they converge sooner: two models side by side on a 2-core Zen 4 were at
-  // val BLEU 55.32 / 55.79 after 2,520 updates where the same recipe without it was at
-  // 53.84-54.25 (four models, runs V and W), and ended the hour at 57.32 / 56.95 greedy against
-  // 55.72-56.30, their ensemble with beam search at 59.59 against 58.91 / 59.18 (run X of
-  // docs/experiments.md).
+  // gru-small as scripts/best-system.sh trains it in the hour, each choice made on val: the
+  // rate falls linearly to 0 as 56 minutes end (the hour less subwords, averaging and the
+  // choice), so the last of the checkpoints saved every 50 updates are there to average;
+  // dropout 0.3 (0.2's val loss stopped falling in the last third); the joint 8k vocabulary
+  // (4k per language led early and levelled off lower); one layer-normalised GRU layer at a
+  // peak rate of 0.005 (more updates per minute, and layer normalisation converges sooner); no
+  // validation before update 2400 (the best weights come late). The runs behind each choice:
+  // docs/experiments.md#2026-11-25-to-2026-11-26-the-best-one-hour-system-runs-a-to-f and
+  // docs/experiments.md#x-and-y-layer-normalised-grus-the-recipe-now-zen-4-2026-11-29.
   gru_small(o);
   o.model.dropout = 0.3;
   o.model.rnn_layers = 1;
