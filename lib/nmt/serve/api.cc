@@ -123,10 +123,10 @@ nlohmann::json translation_json(const ScoredText& t, bool constrained) {
 }
 
 std::string translate_response(const TranslateRequest& request, const std::vector<Nbest>& results, double ms) {
-  nlohmann::json fields = nlohmann::json::object(), nbest = nlohmann::json::array();
-  for (const char* key : {"translation", "score", "log_prob", "confidence", "repetition", "tokens", "token_log_probs"})
-    fields[key] = nlohmann::json::array();
-  if (request.constrained) fields["unmet_constraints"] = nlohmann::json::array();
+  // Per sentence, translation_json of its best hypothesis; then each of its fields as a list
+  // over the sentences (or the one value for one text). The field names are translation_json's.
+  nlohmann::json fields = translation_json(ScoredText{}, request.constrained), nbest = nlohmann::json::array();
+  for (auto& [key, value] : fields.items()) value = nlohmann::json::array();
   for (const auto& n : results) {
     const nlohmann::json best = translation_json(n.empty() ? ScoredText{} : n.front(), request.constrained);
     for (auto& [key, values] : fields.items()) values.push_back(best.at(key));
