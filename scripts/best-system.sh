@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # nmt's best Multi30k-only English→French system, trained from scratch within one hour on two
-# CPU threads (issue 17), and the filter that translates with it.
+# CPU threads, and the filter that translates with it.
 #
 #   scripts/best-system.sh train DIR       subword model, training, checkpoint averaging and
 #                                          the choice of decoding, all selected on val only;
