@@ -16,6 +16,7 @@
 #include "nmt/util/io.h"
 #include "nmt/util/runtime_options.h"
 #include "nmt/viz/heatmap.h"
+#include "nmt/viz/options.h"
 #include "nmt/viz/plot.h"
 #include "nmt/viz/report.h"
 
@@ -48,76 +49,73 @@ bool examples_from_config(const nlohmann::json& config, size_t n, std::vector<st
   return true;
 }
 
+// The example sentences given with --src and --ref, the first --examples of them.
+void read_given_examples(const viz::ReportOptions& o, viz::RunReport& report) {
+  report.example_sources = read_lines(o.example_src);
+  report.example_references = read_lines(o.example_ref);
+  if (report.example_sources.size() != report.example_references.size())
+    throw UsageError(fmt::format("{} has {} lines but {} has {}", o.example_src, report.example_sources.size(),
+                                 o.example_ref, report.example_references.size()));
+  report.example_sources.resize(std::min(report.example_sources.size(), o.examples));
+  report.example_references.resize(report.example_sources.size());
+  report.examples_from = o.example_src;
+}
+
+// One run's column: its configuration, size, scores, and its translations of the examples with
+// the attention heatmaps of the first `heatmaps`.
+viz::RunSummary summarize_run(const std::string& dir, const viz::RunMetrics& curves, models::LoadedModel loaded,
+                              const viz::RunReport& report, size_t heatmaps) {
+  viz::RunSummary run;
+  run.name = curves.name;
+  run.dir = dir;
+  run.model_type = loaded.model_config.type;
+  run.size_fields = models::architecture(run.model_type).size_fields;
+  run.config = loaded.config;
+  run.parameters = models::count_parameters(*loaded.model);
+  viz::summarize_metrics(curves.train, curves.valid, run);
+  run.evals = viz::read_eval_results(dir);
+  decode::Translator translator(std::move(loaded));
+  decode::DecodeOptions d;
+  d.record_attention = true;
+  std::vector<decode::Hypothesis> hyps;
+  const auto outs = translator.translate(report.example_sources, d, nullptr, &hyps);
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const std::string& reference = report.example_references[i];
+    run.examples.push_back({outs[i], metrics::sentence_bleu(outs[i], {reference}).score});
+    if (i < heatmaps && !hyps[i].attention.empty()) {
+      const auto m = translator.attention_map(hyps[i], report.example_sources[i]);
+      run.attention_svgs.push_back(viz::attention_svg(m, fmt::format("{}: example {}", run.name, i + 1)));
+    }
+  }
+  return run;
+}
+
 }  // namespace
 
 void add_report_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("report", "Write one self-contained HTML page comparing runs");
-  auto dirs = std::make_shared<std::vector<std::string>>();
-  auto out = std::make_shared<std::string>("report.html");
-  auto title = std::make_shared<std::string>("nmt run report");
-  auto src = std::make_shared<std::string>();
-  auto ref = std::make_shared<std::string>();
-  auto examples = std::make_shared<size_t>(8);
-  auto heatmaps = std::make_shared<size_t>(2);
-  cmd->add_option("dirs", *dirs, "Model directories")->required()->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  cmd->add_option("-o,--output", *out, "HTML file to write")->capture_default_str();
-  cmd->add_option("--title", *title, "Page title")->capture_default_str();
-  cmd->add_option("--src", *src, "Source sentences for the examples (default: the first run's validation set)");
-  cmd->add_option("--ref", *ref, "Their references");
-  cmd->add_option("--examples", *examples, "Example sentences translated by each run")->capture_default_str();
-  cmd->add_option("--heatmaps", *heatmaps, "Attention heatmaps per run (of the first examples)")->capture_default_str();
+  auto own = std::make_shared<OptionBinder<viz::ReportOptions>>(cmd, viz::report_option_specs());
   auto runtime = std::make_shared<OptionBinder<RuntimeOptions>>(cmd, runtime_option_specs(), RuntimeOptions{},
                                                                 OptionUse{{"threads"}, {}, {}});
-  cmd->callback([=] {
-    if (src->empty() != ref->empty()) throw UsageError("--src and --ref go together");
+  cmd->callback([own, runtime] {
+    const viz::ReportOptions o = own->checked();
+    if (o.example_src.empty() != o.example_ref.empty()) throw UsageError("--src and --ref go together");
     set_threads(runtime->checked().threads);
     viz::RunReport report;
-    report.title = *title;
+    report.title = o.title;
     std::vector<viz::RunMetrics> metrics;
-    for (const auto& d : *dirs) metrics.push_back(viz::read_run_metrics(d));
+    for (const auto& d : o.dirs) metrics.push_back(viz::read_run_metrics(d));
     report.curves_svg = viz::render_panels_svg(viz::training_curves(metrics, viz::XAxis::kStep), 430, 300);
-    if (!src->empty()) {
-      report.example_sources = read_lines(*src);
-      report.example_references = read_lines(*ref);
-      if (report.example_sources.size() != report.example_references.size())
-        throw UsageError(fmt::format("{} has {} lines but {} has {}", *src, report.example_sources.size(), *ref,
-                                     report.example_references.size()));
-      report.example_sources.resize(std::min(report.example_sources.size(), *examples));
-      report.example_references.resize(report.example_sources.size());
-      report.examples_from = *src;
-    }
-    for (size_t r = 0; r < dirs->size(); ++r) {
-      const auto& dir = (*dirs)[r];
-      auto loaded = models::load_model(dir);
-      if (r == 0 && src->empty())
-        examples_from_config(loaded.config, *examples, report.example_sources, report.example_references,
+    if (!o.example_src.empty()) read_given_examples(o, report);
+    for (size_t r = 0; r < o.dirs.size(); ++r) {
+      auto loaded = models::load_model(o.dirs[r]);
+      if (r == 0 && o.example_src.empty())
+        examples_from_config(loaded.config, o.examples, report.example_sources, report.example_references,
                              report.examples_from);
-      viz::RunSummary run;
-      run.name = metrics[r].name;
-      run.dir = dir;
-      run.model_type = loaded.model_config.type;
-      run.size_fields = models::architecture(run.model_type).size_fields;
-      run.config = loaded.config;
-      run.parameters = models::count_parameters(*loaded.model);
-      viz::summarize_metrics(metrics[r].train, metrics[r].valid, run);
-      run.evals = viz::read_eval_results(dir);
-      decode::Translator translator(std::move(loaded));
-      decode::DecodeOptions d;
-      d.record_attention = true;
-      std::vector<decode::Hypothesis> hyps;
-      const auto outs = translator.translate(report.example_sources, d, nullptr, &hyps);
-      for (size_t i = 0; i < outs.size(); ++i) {
-        const std::string& reference = report.example_references[i];
-        run.examples.push_back({outs[i], metrics::sentence_bleu(outs[i], {reference}).score});
-        if (i < *heatmaps && !hyps[i].attention.empty()) {
-          const auto m = translator.attention_map(hyps[i], report.example_sources[i]);
-          run.attention_svgs.push_back(viz::attention_svg(m, fmt::format("{}: example {}", run.name, i + 1)));
-        }
-      }
-      report.runs.push_back(std::move(run));
+      report.runs.push_back(summarize_run(o.dirs[r], metrics[r], std::move(loaded), report, o.heatmaps));
     }
-    write_file_atomic(*out, viz::render_report_html(report));
-    std::fprintf(stderr, "report on %zu run(s) written to %s\n", report.runs.size(), out->c_str());
+    write_file_atomic(o.output, viz::render_report_html(report));
+    std::fprintf(stderr, "report on %zu run(s) written to %s\n", report.runs.size(), o.output.c_str());
   });
 }
 

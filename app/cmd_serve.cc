@@ -1,8 +1,9 @@
-// `nmt serve`: the options, the models loaded as a serve::Backend over decode::Translator, and
+// `nmt serve`: the options, the models loaded as a serve::Backend over the translation service, and
 // lib/nmt/serve/server.h's HTTP server started on them. The workers share the loaded models
 // read-only: loaded in evaluation mode and never switched (decode/search.cc's EvalModeGuard only
 // reads the mode then), with every per-request choice (search options, which attention is
 // recorded) in the request's decoding options and decoder state.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -15,7 +16,7 @@
 #include "commands.h"
 #include "option_binder.h"
 #include "nmt/decode/strategy.h"
-#include "nmt/decode/translator.h"
+#include "nmt/decode/service.h"
 #include "nmt/serve/api.h"
 #include "nmt/serve/options.h"
 #include "nmt/serve/server.h"
@@ -102,53 +103,39 @@ std::string joined(const std::vector<std::string>& names) {
 
 struct ServedModel {
   std::string name, dir;
-  std::unique_ptr<decode::Translator> translator;
+  std::unique_ptr<decode::TranslationService> service;
 };
 
-// Decodes one batch for the Batcher, exactly as `nmt translate` would decode those lines with
-// the same options (greedy for beam 1 and nbest 1, beam search otherwise).
-std::vector<serve::Nbest> decode_batch(std::map<std::string, ServedModel>& models, const ServeArgs& a,
+// One batch for the Batcher, exactly as `nmt translate` would translate those lines with the
+// same options (greedy for beam 1 and nbest 1, beam search otherwise).
+std::vector<serve::Nbest> decode_batch(decode::TranslationService& service, const ServeArgs& a,
                                        const serve::DecodeKey& key, const std::vector<serve::Sentence>& sentences) {
-  decode::Translator& t = *models.at(key.model).translator;
   decode::SearchOptions search = a.search;  // the server's length limit, length penalty, α and shrinking
   search.beam = key.beam;
   search.nbest = key.nbest;
-  search.batch_size = static_cast<int64_t>(a.max_batch);
-  std::vector<std::string> lines;
-  std::vector<text::PhraseConstraints> constraints;
-  bool any_constraints = false;
-  for (const auto& s : sentences) {
-    lines.push_back(s.text);
-    constraints.push_back(s.constraints);
-    any_constraints |= !s.constraints.empty();
-  }
-  auto options = decode::decode_options(search);
-  options.return_token_log_probs = true;  // each answer's confidence
-  std::vector<serve::Nbest> out;
-  out.reserve(lines.size());
-  for (auto& n : t.translate(lines, options, *decode::make_search_strategy(search, key.constrained), nullptr, nullptr,
-                             any_constraints ? &constraints : nullptr)) {
-    serve::Nbest list;
-    for (auto& s : n) list.push_back(decode::scored_text(std::move(s), t.subwords().target));
-    out.push_back(std::move(list));
-  }
-  return out;
+  search.batch_size = std::max<int64_t>(1, static_cast<int64_t>(sentences.size()));  // the batcher's batch, decoded as one
+  std::vector<decode::TranslationRequest> requests;
+  for (const auto& s : sentences) requests.push_back({s.text, {}, s.constraints});
+  decode::ResultOptions fields;
+  fields.constrained = key.constrained;
+  fields.token_log_probs = true;  // each answer's confidence
+  return service.translate(requests, search, fields);
 }
 
 // Every phrase of the request in the model's subwords, before it is queued: a phrase the model
 // cannot write is the client's error (400), not a failure of the batch it would share.
-void check_constraints(const serve::TranslateRequest& r, const decode::Translator& translator) {
+void check_constraints(const serve::TranslateRequest& r, const decode::TranslationService& service) {
   for (size_t i = 0; i < r.sentences.size(); ++i) {
     if (r.sentences[i].constraints.empty()) continue;
     try {
-      translator.encode_constraints(r.sentences[i].constraints);
+      service.check_phrases(r.sentences[i].constraints);
     } catch (const UsageError& e) {
       throw serve::ApiError(400, r.list ? fmt::format("sentence {}: {}", i, e.what()) : std::string(e.what()));
     }
   }
 }
 
-// The served models over decode::Translator, for serve::Server.
+// The served models over the translation service, for serve::Server.
 class TranslatorBackend : public serve::Backend {
  public:
   explicit TranslatorBackend(const ServeArgs& a) : args_(a) {
@@ -161,17 +148,17 @@ class TranslatorBackend : public serve::Backend {
     }
     for (auto& info : info_) {
       ServedModel& served = models_.at(info.name);
-      served.translator = std::make_unique<decode::Translator>(decode::load_translator({served.dir}, a.runtime));
-      served.translator->translate({"Warm-up."}, decode::DecodeOptions{});  // the first decode allocates; not a client's
-      const models::LoadedModel& loaded = served.translator->loaded();
+      served.service = std::make_unique<decode::TranslationService>(std::vector<std::string>{served.dir}, a.runtime);
+      served.service->translate({{"Warm-up.", {}, {}}}, decode::SearchOptions{});  // the first decode allocates; not a client's
+      const models::LoadedModel& loaded = served.service->members().front();
       info.type = loaded.model_config.type;
       info.weights = loaded.quantization.empty() ? std::string("fp32") : loaded.quantization;
     }
   }
   const std::vector<serve::ServedModelInfo>& models() const override { return info_; }
-  void check(const serve::TranslateRequest& r) const override { check_constraints(r, *models_.at(r.key.model).translator); }
+  void check(const serve::TranslateRequest& r) const override { check_constraints(r, *models_.at(r.key.model).service); }
   std::vector<serve::Nbest> decode(const serve::DecodeKey& key, const std::vector<serve::Sentence>& s) override {
-    return decode_batch(models_, args_, key, s);
+    return decode_batch(*models_.at(key.model).service, args_, key, s);
   }
   void on_worker_start() override { set_threads(args_.runtime.threads); }  // OpenMP's settings are per thread
 

@@ -5,6 +5,7 @@
 // command binds its tables here; none declares a flag, a range or a default by hand.
 #include <algorithm>
 #include <deque>
+#include <functional>
 #include <map>
 #include <string>
 #include <utility>
@@ -31,6 +32,24 @@ decltype(auto) with_flag_names(F&& f) {
   }
 }
 
+// The same with `name` (key → flag): a command's own table, whose keys flag_of does not know.
+template <class F, class Name>
+decltype(auto) with_flag_names(F&& f, const Name& name) {
+  try {
+    return f();
+  } catch (const OptionError& e) {
+    throw UsageError(e.message(name));
+  }
+}
+
+// The flag of `key` in a command's own table `specs` ("--shard-size" for "shard_pairs"), else
+// flag_of(key).
+template <class S>
+std::string flag_in(const std::vector<OptionSpec<S>>& specs, const std::string& key) {
+  const OptionSpec<S>* spec = find_option(specs, key);
+  return spec && !spec->flag.empty() ? spec->long_flag() : flag_of(key);
+}
+
 // Which options of a table a command takes, and the help texts it words for itself. A command
 // that takes "every row but" (`all_but`) gets a new row without an edit.
 struct OptionUse {
@@ -44,6 +63,7 @@ struct OptionUse {
   }
 };
 
+// A row whose flag has no leading '-' ("dir") is a positional argument of that name.
 template <class S>
 class OptionBinder {
  public:
@@ -57,46 +77,80 @@ class OptionBinder {
       bind(cmd, spec, defaults, own_help == use.help.end() ? spec.help : own_help->second);
     }
   }
-  OptionBinder(const OptionBinder&) = delete;  // CLI11 holds the addresses of texts_ and switches_
+  OptionBinder(const OptionBinder&) = delete;  // CLI11 holds the addresses of texts_, switches_ and lists_
 
   // The options given (on the command line or in a --config file) over `s`; each converted by
   // its table, errors naming the flag. Ranges are the caller's to check, with the cross-checks.
-  void apply(S& s) const {
+  void apply(S& s) const { apply(s, own_flags()); }
+  // The same with errors naming options by `name` (key → flag): a binary without flag_of's
+  // tables (the launcher's `nmt bleu`) passes its own table's.
+  void apply(S& s, const std::function<std::string(const std::string&)>& name) const {
     with_flag_names([&] {
-      size_t text_index = 0, switch_index = 0;
+      size_t text_index = 0, switch_index = 0, list_index = 0;
       for (const auto& [opt, spec] : bound_) {
+        if (spec->kind == OptionKind::kList) {
+          const std::vector<std::string>& values = lists_[list_index++];
+          if (opt->count() > 0) spec->parse_list(s, values);
+          continue;
+        }
         const bool is_switch = spec->kind == OptionKind::kSwitch;
         const std::string value = is_switch ? (switches_[switch_index++] ? "true" : "false") : texts_[text_index++];
         if (opt->count() > 0) spec->parse(s, value);
       }
-    });
+    }, name);
   }
 
   // `s` with the options given over it, each within its table's range (UsageError naming the
   // flag); cross-checks are the caller's.
   S checked(S s = S{}) const {
     apply(s);
-    with_flag_names([&] { for (const auto& [opt, spec] : bound_) spec->check(s); });
+    with_flag_names([&] { for (const auto& [opt, spec] : bound_) spec->check(s); }, own_flags());
     return s;
   }
 
  private:
   void bind(CLI::App* cmd, const Spec& spec, const S& defaults, const std::string& help_text) {
     std::string help = help_text;
-    if (!spec.choices.empty()) help += ": " + option_detail::join(spec.choices, " or ");
+    if (!spec.choices.empty() && !spec.check_on_read) help += ": " + option_detail::join(spec.choices, " or ");
     CLI::Option* opt = nullptr;
     if (spec.kind == OptionKind::kSwitch) {
       opt = cmd->add_flag(spec.flag, switches_.emplace_back(false), help);
+    } else if (spec.kind == OptionKind::kList) {  // CLI11's own list: "TEXT ...", no default shown
+      opt = cmd->add_option(spec.flag, lists_.emplace_back(), help);
+      opt->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+      if (spec.one_per_flag) opt->allow_extra_args(false);
+      if (spec.delimiter != 0) opt->delimiter(spec.delimiter);
     } else {
       opt = cmd->add_option(spec.flag, texts_.emplace_back(), help)->default_str(spec.text(defaults));
       opt->type_name(type_name(spec));
     }
+    if (spec.check_on_read) add_check(opt, spec);
     if (spec.required) opt->required();
-    if (!spec.group.empty()) opt->group(spec.group);
+    if (spec.hidden) opt->group("");
+    else if (!spec.group.empty()) opt->group(spec.group);
     bound_.push_back({opt, &spec});
   }
 
+  // Errors name this table's rows by their flags first: a command's own keys are not flag_of's.
+  // (For the shared tables both agree: a key has one flag in every table.)
+  std::function<std::string(const std::string&)> own_flags() const {
+    return [this](const std::string& key) {
+      for (const auto& [opt, spec] : bound_)
+        if (spec->key == key) return spec->long_flag();
+      return flag_of(key);
+    };
+  }
+
+  // CLI11's own check of the row's choices or closed range (shown after the type in --help).
+  static void add_check(CLI::Option* opt, const Spec& spec) {
+    if (!spec.choices.empty()) opt->check(CLI::IsMember(spec.choices));
+    else if (spec.has_range && spec.kind == OptionKind::kInteger)
+      opt->check(CLI::Range(static_cast<int64_t>(spec.lo), static_cast<int64_t>(spec.hi)));
+    else if (spec.has_range) opt->check(CLI::Range(static_cast<double>(spec.lo), static_cast<double>(spec.hi)));
+  }
+
   static std::string type_name(const Spec& spec) {
+    if (spec.check_on_read && spec.kind == OptionKind::kText) return "TEXT";  // CLI11 adds ":{a,b}"
     switch (spec.kind) {
       case OptionKind::kBool: return "BOOL";
       case OptionKind::kInteger: return "INT";
@@ -108,6 +162,7 @@ class OptionBinder {
 
   std::deque<std::string> texts_;  // stable addresses for CLI11
   std::deque<bool> switches_;
+  std::deque<std::vector<std::string>> lists_;
   std::vector<std::pair<CLI::Option*, const Spec*>> bound_;
 };
 

@@ -21,8 +21,6 @@
 
 namespace nmt::cli {
 
-inline std::string first_line(const std::string& what) { return what.substr(0, what.find('\n')); }
-
 namespace usage_detail {
 
 // "; did you mean 'translate'?" (with `open`/`close` around the name), or "".

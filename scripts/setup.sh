@@ -20,8 +20,9 @@
 # on the same weights; its converter reads model.pt with the wheel's Python PyTorch).
 # NMT_SETUP_REFERENCE=1 (with NMT_LIBTORCH=wheel; CI's wheel build sets it, NMT_SETUP_BENCH=1
 # implies it) adds the Python references the equivalence tests compare nmt with: the wheel's
-# Python PyTorch, transformers and safetensors (tests/marian_import.sh: `nmt import` against
-# transformers' generate()), CTranslate2 and SentencePiece (tests/ct2_equivalence.sh), pinned.
+# Python PyTorch, transformers and safetensors (tests/equivalence/marian_import.sh: `nmt import`
+# against transformers' generate()), CTranslate2 and SentencePiece
+# (tests/equivalence/ct2_equivalence.sh), pinned.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -15,7 +15,7 @@ definitions ([name]: target) and images ![alt](path) are checked as links.
 
 Source files (app/, lib/, scripts/, tests/, .ci/, CMakeLists.txt files: .cc .h .sh .bash .py
 .cmake .txt .toml) are read for the pointers their comments and strings make:
-  * a repository path such as docs/training.md, scripts/setup.sh or tests/torchrun.sh (rooted
+  * a repository path such as docs/training.md, scripts/setup.sh or tests/cli/torchrun.sh (rooted
     at a top-level folder, with a file extension) must exist, from the root or from the file;
   * FILE.md#anchor must name a heading of FILE.md;
   * a section named in quotes after a Markdown file (README, "Install"; docs/serving.md's

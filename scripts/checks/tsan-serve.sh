@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `nmt serve` under ThreadSanitizer, with four decoding workers sharing one model: builds nmt
-# with -DNMT_TSAN=ON in build-tsan, runs the batcher's tests (tests/test_core_serve.cc), the
-# serve tests (tests/test_torch_serve.cc, Serve.*, --workers 4 among them) of the ordinary build
+# with -DNMT_TSAN=ON in build-tsan, runs the batcher's tests (tests/unit/serve/batcher_api_test.cc),
+# the serve tests (tests/cli/serve_test.cc, Serve.*, --workers 4 among them) of the ordinary build
 # ($NMT_BUILD_DIR, default build/) against the sanitized server, trains a tiny model with the
 # sanitized binary, then soaks the sanitized server (--workers 4 --threads 1, well-behaved and
 # hostile clients: scripts/checks/soak-serve.py) for MINUTES. Any ThreadSanitizer report fails the run

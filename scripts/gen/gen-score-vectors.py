@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Generates tests/score-vectors/: sacreBLEU 2.6.0's own outputs on varied cases, which the test
-suite (tests/test_core_score_vectors.cc, tests/test_core_cli_bleu.cc) compares nmt with.
+suite (tests/unit/metrics/score_vectors_test.cc, tests/cli/bleu_test.cc) compares nmt with.
 
 Each case is a directory with its inputs (ref*.txt, sys*.txt: small, a few dozen lines) and
 expected.json:

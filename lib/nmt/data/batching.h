@@ -23,6 +23,17 @@ struct ExampleLength {
   size_t tgt = 0;
 };
 
+// The length rule of training pairs, written once: a side of n subwords takes n + 1 positions
+// in a batch (the source its EOS; the target "<s> y" as input and "y </s>" as output), and a
+// pair is trained on only when both sides fit in the max_len positions the model takes.
+inline ExampleLength lengths_with_eos(size_t src_subwords, size_t tgt_subwords) {
+  return {src_subwords + 1, tgt_subwords + 1};
+}
+inline bool fits_with_eos(size_t subwords, int64_t max_len) { return static_cast<int64_t>(subwords) + 1 <= max_len; }
+inline bool pair_fits_with_eos(size_t src_subwords, size_t tgt_subwords, int64_t max_len) {
+  return fits_with_eos(src_subwords, max_len) && fits_with_eos(tgt_subwords, max_len);
+}
+
 struct BatchOptions {
   size_t max_tokens = 4096;   // padded tokens per side per batch (see above); must be > 0
   size_t max_sentences = 0;   // examples per batch; 0 = unlimited

@@ -105,11 +105,11 @@ DatasetWriter::DatasetWriter(std::string dir, uint32_t token_bytes, uint64_t sha
   manifest_.token_bytes = token_bytes;
 }
 
-void DatasetWriter::add(const std::vector<int>& source, const std::vector<int>& target) {
+void DatasetWriter::add(const text::TokenIds& source, const text::TokenIds& target) {
   const uint64_t limit = token_bytes_ == 2 ? 0xFFFFu : 0xFFFFFFFFu;
-  for (const std::vector<int>* side : {&source, &target}) {
+  for (const text::TokenIds* side : {&source, &target}) {
     if (side->size() > kDatasetMaxLength) throw RuntimeError("a pair side longer than 65,535 subwords");
-    for (int id : *side) {
+    for (text::TokenId id : *side) {
       if (id < 0 || static_cast<uint64_t>(id) > limit) throw RuntimeError(fmt::format("subword id {} out of range", id));
       if (token_bytes_ == 2) {
         const auto v = static_cast<uint16_t>(id);
@@ -290,7 +290,7 @@ std::vector<PairLength> MappedDataset::lengths(const std::vector<uint64_t>& pair
   return out;
 }
 
-void MappedDataset::pair(uint64_t i, std::vector<int>& source, std::vector<int>& target) const {
+void MappedDataset::pair(uint64_t i, text::TokenIds& source, text::TokenIds& target) const {
   uint64_t j = 0;
   const Shard& s = shard_of(i, &j);
   uint64_t offsets[2];
@@ -315,7 +315,7 @@ void MappedDataset::pair(uint64_t i, std::vector<int>& source, std::vector<int>&
     std::memcpy(&v, bytes.data() + 4 * k, 4);
     return v;
   };
-  auto read = [&](uint64_t from, uint64_t count, std::vector<int>& out) {
+  auto read = [&](uint64_t from, uint64_t count, text::TokenIds& out) {
     out.resize(count);
     for (uint64_t k = 0; k < count; ++k) {
       const uint64_t id = id_at(from + k);
@@ -323,7 +323,7 @@ void MappedDataset::pair(uint64_t i, std::vector<int>& source, std::vector<int>&
         throw RuntimeError(fmt::format("{}: pair {}: subword id {} outside the vocabulary of {}: the shard is corrupt "
                                        "(nmt prepare --verify)",
                                        s.path, j, id, vocab));
-      out[k] = static_cast<int>(id);
+      out[k] = static_cast<text::TokenId>(id);
     }
   };
   read(0, src_len, source);

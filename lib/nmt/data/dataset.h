@@ -25,6 +25,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "nmt/text/token_ids.h"
 #include "nmt/util/hash.h"
 
 namespace nmt::data {
@@ -66,7 +67,7 @@ class DatasetWriter {
  public:
   DatasetWriter(std::string dir, uint32_t token_bytes, uint64_t shard_pairs);
   // One pair's ids (each < 2^(8 * token_bytes), each side at most kDatasetMaxLength long).
-  void add(const std::vector<int>& source, const std::vector<int>& target);
+  void add(const text::TokenIds& source, const text::TokenIds& target);
   // Writes the last shard; returns the manifest's shard list and totals (the caller adds the
   // rest and writes it).
   DatasetManifest finish();
@@ -106,7 +107,7 @@ class MappedDataset {
   // time: memory holds one shard's lengths, not the dataset's, and a cold page cache is read
   // sequentially.
   std::vector<PairLength> lengths(const std::vector<uint64_t>& pairs) const;
-  void pair(uint64_t i, std::vector<int>& source, std::vector<int>& target) const;
+  void pair(uint64_t i, text::TokenIds& source, text::TokenIds& target) const;
   // Drops the mapped pages this process has read (open()'s header checks, verify()) from its
   // memory; they stay in the page cache.
   void release_pages() const;

@@ -99,7 +99,7 @@ Chunk read_chunk(PairStream& stream, size_t n) {
 }
 
 struct Encoded {
-  std::vector<std::vector<int>> src, tgt;
+  std::vector<text::TokenIds> src, tgt;
 };
 
 Encoded encode_chunk(const Chunk& c, const text::SubwordModel& sp, int threads) {

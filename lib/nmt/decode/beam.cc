@@ -32,7 +32,7 @@ void BeamSearch::validate() const {
 namespace {
 
 struct Beam {
-  Ids tokens;
+  text::TokenIds tokens;
   double log_prob = 0;
   text::ConstraintProgress constraints;          // where it stands with its positive constraints
   std::vector<double> token_log_probs;           // when asked for
@@ -41,7 +41,7 @@ struct Beam {
 
 struct Sentence {
   int64_t limit = 0;     // maximum output length (without EOS), prefix included
-  const Ids* prefix = nullptr;
+  const text::TokenIds* prefix = nullptr;
   const text::LineConstraints* constraints = nullptr;  // never null
   int64_t source_len = 0;
   std::vector<Hypothesis> finished;
@@ -337,7 +337,7 @@ std::vector<SearchResult> BeamSearch::search(SearchBatch& batch, const DecodeOpt
   auto tokens = torch::full({B}, kBosId, torch::TensorOptions().dtype(torch::kLong).device(device));
   // Forced-prefix bookkeeping runs only during the first `longest_prefix` steps (none without prefixes).
   int64_t longest_prefix = 0;
-  for (const Ids* p : batch.prefix) longest_prefix = std::max<int64_t>(longest_prefix, static_cast<int64_t>(p->size()));
+  for (const text::TokenIds* p : batch.prefix) longest_prefix = std::max<int64_t>(longest_prefix, static_cast<int64_t>(p->size()));
   RowLayout layout;
   layout.source_of_row.resize(static_cast<size_t>(B));
   std::iota(layout.source_of_row.begin(), layout.source_of_row.end(), 0);
@@ -345,8 +345,8 @@ std::vector<SearchResult> BeamSearch::search(SearchBatch& batch, const DecodeOpt
   std::vector<Candidate> candidates;
   for (int64_t t = 0; !alive.empty(); ++t) {
     auto logits = batch.model.step(tokens, state);
-    if (options.no_repeat_ngram > 0 || batch.any_constraints)
-      ban_next_tokens(logits, bans_of(alive, beams, sentences, t), options.no_repeat_ngram);
+    if (options.search.no_repeat_ngram > 0 || batch.any_constraints)
+      ban_next_tokens(logits, bans_of(alive, beams, sentences, t), options.search.no_repeat_ngram);
     // Two-stage top-k: the best `per_row` tokens of each row (on the model's device), then a
     // merge of each sentence's few candidates here. A sentence's best w (beam, token) pairs
     // are always among its rows' top w tokens, whatever the number of live beams per
@@ -357,7 +357,7 @@ std::vector<SearchResult> BeamSearch::search(SearchBatch& batch, const DecodeOpt
     std::vector<int64_t> forced_tokens;
     bool any_forced = false;
     for (size_t a = 0; t < longest_prefix && a < alive.size(); ++a) {
-      const Ids& prefix = *sentences[static_cast<size_t>(alive[a])].prefix;
+      const text::TokenIds& prefix = *sentences[static_cast<size_t>(alive[a])].prefix;
       const bool in_prefix = t < static_cast<int64_t>(prefix.size());
       any_forced |= in_prefix;
       forced_tokens.insert(forced_tokens.end(), beams[static_cast<size_t>(alive[a])].size(),

@@ -12,7 +12,7 @@ std::vector<SearchResult> ForcedDecoding::search(SearchBatch& batch, const Decod
   const int64_t B = batch.rows();
   std::vector<Hypothesis> hyps(static_cast<size_t>(B));
   int64_t steps = 0;  // the longest target plus its EOS
-  for (const Ids* p : batch.prefix) steps = std::max<int64_t>(steps, static_cast<int64_t>(p->size()) + 1);
+  for (const text::TokenIds* p : batch.prefix) steps = std::max<int64_t>(steps, static_cast<int64_t>(p->size()) + 1);
   auto tokens = torch::full({B}, kBosId, torch::TensorOptions().dtype(torch::kLong).device(batch.device));
   // Rows stay in the batch to the end (a finished row is fed EOS and its scores ignored):
   // scoring is one pass, and the rows keep the same batch as the search would give them.
@@ -20,7 +20,7 @@ std::vector<SearchResult> ForcedDecoding::search(SearchBatch& batch, const Decod
     auto scores = batch.model.step(tokens, batch.state);
     std::vector<int64_t> forced(static_cast<size_t>(B));
     for (int64_t b = 0; b < B; ++b) {
-      const Ids& target = *batch.prefix[static_cast<size_t>(b)];
+      const text::TokenIds& target = *batch.prefix[static_cast<size_t>(b)];
       forced[static_cast<size_t>(b)] = t < static_cast<int64_t>(target.size()) ? target[static_cast<size_t>(t)] : kEosId;
     }
     auto next = torch::tensor(forced, torch::kLong);

@@ -21,20 +21,20 @@ std::vector<SearchResult> one_best_search(SearchBatch& batch, const DecodeOption
   auto tokens = torch::full({B}, kBosId, torch::TensorOptions().dtype(torch::kLong).device(batch.device));
   for (int64_t t = 0; t < longest + 1 && !alive.empty(); ++t) {
     auto scores = batch.model.step(tokens, batch.state);
-    if (options.no_repeat_ngram > 0 || batch.any_constraints) {
+    if (options.search.no_repeat_ngram > 0 || batch.any_constraints) {
       std::vector<RowBans> rows;
       for (const int64_t b : alive) {
         const bool in_prefix = t < static_cast<int64_t>(batch.prefix[static_cast<size_t>(b)]->size());
         rows.push_back({in_prefix ? nullptr : &hyps[static_cast<size_t>(b)].tokens, batch.constraints[static_cast<size_t>(b)]});
       }
-      ban_next_tokens(scores, rows, options.no_repeat_ngram);
+      ban_next_tokens(scores, rows, options.search.no_repeat_ngram);
     }
     auto next_host = choose(scores, alive, t);
     // Rows still inside their forced prefix take its next token instead.
     bool forced = false;
     int64_t* next_data = next_host.data_ptr<int64_t>();
     for (size_t r = 0; r < alive.size(); ++r) {
-      const Ids& prefix = *batch.prefix[static_cast<size_t>(alive[r])];
+      const text::TokenIds& prefix = *batch.prefix[static_cast<size_t>(alive[r])];
       if (t < static_cast<int64_t>(prefix.size())) {
         next_data[r] = prefix[static_cast<size_t>(t)];
         forced = true;

@@ -7,7 +7,7 @@
 
 namespace nmt::decode {
 
-std::vector<std::vector<size_t>> length_sorted_batches(const std::vector<Ids>& sources, const DecodeOptions& options) {
+std::vector<std::vector<size_t>> length_sorted_batches(const std::vector<text::TokenIds>& sources, const DecodeOptions& options) {
   std::vector<size_t> order(sources.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
@@ -17,7 +17,7 @@ std::vector<std::vector<size_t>> length_sorted_batches(const std::vector<Ids>& s
   for (size_t idx : order) {
     // Sorted decreasingly, so the first sentence of a batch is its longest.
     const int64_t width = current.empty() ? 0 : static_cast<int64_t>(sources[current.front()].size()) + 1;
-    const bool full = static_cast<int64_t>(current.size()) >= options.max_sentences ||
+    const bool full = static_cast<int64_t>(current.size()) >= options.search.batch_size ||
                       (options.max_tokens > 0 && width * static_cast<int64_t>(current.size() + 1) > options.max_tokens);
     if (!current.empty() && full) {
       batches.push_back(std::move(current));
@@ -31,7 +31,7 @@ std::vector<std::vector<size_t>> length_sorted_batches(const std::vector<Ids>& s
 
 int64_t output_length_limit(int64_t source_len, int64_t prefix_len, const DecodeOptions& options, int64_t longest_output) {
   // The length limit counts the tokens searched after the prefix.
-  const int64_t searched = std::max<int64_t>(1, static_cast<int64_t>(options.max_len_a * source_len) + options.max_len_b);
+  const int64_t searched = std::max<int64_t>(1, static_cast<int64_t>(options.search.max_len_a * source_len) + options.search.max_len_b);
   return std::min(prefix_len + searched, longest_output);
 }
 
@@ -42,15 +42,15 @@ std::vector<float> attention_row(const torch::Tensor& attention, int64_t row, in
 
 namespace {
 
-const Ids kNoPrefix;
+const text::TokenIds kNoPrefix;
 const text::LineConstraints kNoConstraints;
 
 // Encodes one batch, starts the decoder and works out each row's limits: what every strategy
 // needs before its first step.
-SearchBatch start_batch(const DecodingModel& model, const std::vector<Ids>& sources, const std::vector<size_t>& ids,
-                        const DecodeOptions& options, const std::vector<Ids>* prefixes,
+SearchBatch start_batch(const DecodingModel& model, const std::vector<text::TokenIds>& sources, const std::vector<size_t>& ids,
+                        const DecodeOptions& options, const std::vector<text::TokenIds>* prefixes,
                         const std::vector<text::LineConstraints>* constraints) {
-  std::vector<const Ids*> rows;
+  std::vector<const text::TokenIds*> rows;
   for (size_t i : ids) rows.push_back(&sources[i]);
   // The model's device (the CPU unless trained or loaded with --device cuda); host reads of
   // the chosen tokens go through .to(kCPU), which is free on the CPU.
@@ -62,7 +62,7 @@ SearchBatch start_batch(const DecodingModel& model, const std::vector<Ids>& sour
   const int64_t longest_output = model.max_target_len();
   for (size_t b = 0; b < ids.size(); ++b) {
     const int64_t src_len = static_cast<int64_t>(std::min<size_t>(rows[b]->size(), options.max_source_len - 1));
-    const Ids* prefix = prefixes ? &(*prefixes)[ids[b]] : &kNoPrefix;
+    const text::TokenIds* prefix = prefixes ? &(*prefixes)[ids[b]] : &kNoPrefix;
     out.source_len.push_back(src_len + 1);
     out.limit.push_back(output_length_limit(src_len, static_cast<int64_t>(prefix->size()), options, longest_output));
     out.prefix.push_back(prefix);
@@ -98,8 +98,8 @@ class EvalModeGuard {
 
 }  // namespace
 
-std::vector<SearchResult> search(DecodingModel& model, const std::vector<Ids>& sources, const DecodeOptions& options,
-                                 const SearchStrategy& strategy, const std::vector<Ids>* prefixes,
+std::vector<SearchResult> search(DecodingModel& model, const std::vector<text::TokenIds>& sources, const DecodeOptions& options,
+                                 const SearchStrategy& strategy, const std::vector<text::TokenIds>* prefixes,
                                  const std::vector<text::LineConstraints>* constraints) {
   strategy.validate();
   TORCH_CHECK(!prefixes || prefixes->size() == sources.size(), "search: one prefix per source");
@@ -116,9 +116,9 @@ std::vector<SearchResult> search(DecodingModel& model, const std::vector<Ids>& s
   return out;
 }
 
-std::vector<SearchResult> search(models::Seq2SeqModelImpl& model, const std::vector<Ids>& sources,
+std::vector<SearchResult> search(models::Seq2SeqModelImpl& model, const std::vector<text::TokenIds>& sources,
                                  const DecodeOptions& options, const SearchStrategy& strategy,
-                                 const std::vector<Ids>* prefixes,
+                                 const std::vector<text::TokenIds>* prefixes,
                                  const std::vector<text::LineConstraints>* constraints) {
   SingleModel single(model);
   return search(single, sources, options, strategy, prefixes, constraints);

@@ -8,29 +8,30 @@
 #include <vector>
 
 #include "nmt/decode/decoding_model.h"
+#include "nmt/decode/search_options.h"
 #include "nmt/tensor/batch.h"
 #include "nmt/text/lexical_constraints.h"
 
 namespace nmt::decode {
 
 struct DecodeOptions {
-  int64_t max_sentences = 64;     // sentences per batch
+  // Sentences per batch (batch_size), the length limit a·src_len + b (after any prefix), and
+  // no-repeat: the search options, declared once (search_options.h). The strategy itself
+  // comes from them through make_search_strategy (strategy.h).
+  SearchOptions search;
   int64_t max_tokens = 0;         // padded source tokens per batch, 0 = no limit
-  double max_len_a = 1.5;         // a target may be at most a·src_len + b tokens (after any prefix)
-  int64_t max_len_b = 10;
   int64_t max_source_len = 1022;  // longer sources are truncated (counted by the caller)
   bool record_attention = false;  // Hypothesis::attention, from every strategy
   // Which attention is recorded: a Transformer's decoder layer and head, as fairseq's
   // --alignment-layer/--alignment-heads (-1: the last layer, the mean of the heads).
   models::AlignmentChoice alignment;
   bool return_token_log_probs = false;  // Hypothesis::token_log_probs
-  int64_t no_repeat_ngram = 0;           // > 0: no output repeats a subword n-gram of this size
   // Called after each batch with the number of sentences it finished (progress displays).
   std::function<void(size_t)> on_batch_done;
 };
 
 struct Hypothesis {
-  Ids tokens;              // without BOS/EOS (a forced prefix included)
+  text::TokenIds tokens;              // without BOS/EOS (a forced prefix included)
   double score = 0;        // what the strategy ranked: log_prob / length penalty for beam search,
                            // log_prob otherwise (0 for greedy search without token log-probs)
   double log_prob = 0;     // sum of the token log-probabilities, EOS included when emitted
@@ -53,7 +54,7 @@ struct SearchBatch {
   std::vector<size_t> source_index;  // row → position in the driver's input
   std::vector<int64_t> source_len;   // row → source tokens including EOS (attention width)
   std::vector<int64_t> limit;        // row → maximum output tokens without EOS (prefix included)
-  std::vector<const Ids*> prefix;    // row → forced target prefix (never null; may be empty)
+  std::vector<const text::TokenIds*> prefix;    // row → forced target prefix (never null; may be empty)
   // row → lexical constraints (never null; may be empty). Positive ones need beam search.
   std::vector<const text::LineConstraints*> constraints;
   bool any_constraints = false;      // some row has one
@@ -74,13 +75,13 @@ class SearchStrategy {
 // Sentences are sorted by length into batches. `prefixes`, when given (one per source, empty
 // for none), forces each output to start with those target subwords; `constraints`, when given
 // (one per source), are the phrases each output must contain and must avoid.
-std::vector<SearchResult> search(DecodingModel& model, const std::vector<Ids>& sources, const DecodeOptions& options,
-                                 const SearchStrategy& strategy, const std::vector<Ids>* prefixes = nullptr,
+std::vector<SearchResult> search(DecodingModel& model, const std::vector<text::TokenIds>& sources, const DecodeOptions& options,
+                                 const SearchStrategy& strategy, const std::vector<text::TokenIds>* prefixes = nullptr,
                                  const std::vector<text::LineConstraints>* constraints = nullptr);
 // The same on one model.
-std::vector<SearchResult> search(models::Seq2SeqModelImpl& model, const std::vector<Ids>& sources,
+std::vector<SearchResult> search(models::Seq2SeqModelImpl& model, const std::vector<text::TokenIds>& sources,
                                  const DecodeOptions& options, const SearchStrategy& strategy,
-                                 const std::vector<Ids>* prefixes = nullptr,
+                                 const std::vector<text::TokenIds>* prefixes = nullptr,
                                  const std::vector<text::LineConstraints>* constraints = nullptr);
 
 // The most subwords an output may have (EOS not counted, a forced prefix included): a
@@ -88,7 +89,7 @@ std::vector<SearchResult> search(models::Seq2SeqModelImpl& model, const std::vec
 int64_t output_length_limit(int64_t source_len, int64_t prefix_len, const DecodeOptions& options, int64_t longest_output);
 
 // Orders indices by decreasing source length and cuts them into batches.
-std::vector<std::vector<size_t>> length_sorted_batches(const std::vector<Ids>& sources, const DecodeOptions& options);
+std::vector<std::vector<size_t>> length_sorted_batches(const std::vector<text::TokenIds>& sources, const DecodeOptions& options);
 
 // The attention row of `row` in [rows, S] float CPU `attention`, cut to `width` source tokens.
 std::vector<float> attention_row(const torch::Tensor& attention, int64_t row, int64_t width);

@@ -26,10 +26,7 @@ BeamOptions beam_options(const SearchOptions& o) {
 
 DecodeOptions decode_options(const SearchOptions& o) {
   DecodeOptions d;
-  d.max_sentences = o.batch_size;
-  d.max_len_a = o.max_len_a;
-  d.max_len_b = o.max_len_b;
-  d.no_repeat_ngram = o.no_repeat_ngram;
+  d.search = o;
   return d;
 }
 

@@ -7,7 +7,7 @@
 
 namespace nmt::decode {
 
-std::vector<int64_t> repeated_ngram_bans(const Ids& history, int64_t n) {
+std::vector<int64_t> repeated_ngram_bans(const text::TokenIds& history, int64_t n) {
   std::vector<int64_t> bans;
   const int64_t len = static_cast<int64_t>(history.size());
   if (n < 1 || len < n - 1) return bans;

@@ -16,11 +16,11 @@ namespace nmt::decode {
 
 // The tokens that may not follow `history`: each token that followed an earlier occurrence of
 // its last n-1 tokens (for n = 1, every token already in it). Sorted, unique; none for n < 1.
-std::vector<int64_t> repeated_ngram_bans(const Ids& history, int64_t n);
+std::vector<int64_t> repeated_ngram_bans(const text::TokenIds& history, int64_t n);
 
 // One model row as the bans see it.
 struct RowBans {
-  const Ids* history = nullptr;  // null: the row is inside its forced prefix (its token is given)
+  const text::TokenIds* history = nullptr;  // null: the row is inside its forced prefix (its token is given)
   const text::LineConstraints* constraints = nullptr;  // null: none
   bool ban_eos = false;          // positive constraints still unmet
 };

@@ -7,7 +7,6 @@
 #include "nmt/decode/forced.h"
 #include "nmt/models/quantize.h"
 #include "nmt/tensor/device.h"
-#include "nmt/text/repetition.h"
 #include "nmt/util/error.h"
 
 namespace nmt::decode {
@@ -29,7 +28,7 @@ bool same_vocabulary(const text::SubwordModel& a, const text::SubwordModel& b) {
 }
 
 // Whether some id is the unknown subword (text the vocabulary cannot write).
-bool has_unknown(const Ids& ids) {
+bool has_unknown(const text::TokenIds& ids) {
   return std::any_of(ids.begin(), ids.end(), [](int id) { return id == text::kUnkId; });
 }
 
@@ -58,15 +57,6 @@ Translator load_translator(const std::vector<std::string>& model_dirs, const Run
   return Translator(std::move(models));
 }
 
-serve::ScoredText scored_text(const Translation& t, const text::SubwordModel& target) {
-  serve::ScoredText s(t.text, t.hypothesis.score, mean_log_prob(t.hypothesis), text::has_repetition_loop(t.text),
-                      t.unmet_constraints);
-  s.log_prob = t.hypothesis.log_prob;
-  s.tokens = target.pieces(t.hypothesis.tokens);
-  s.token_log_probs = t.hypothesis.token_log_probs;
-  return s;
-}
-
 Translator::Translator(models::LoadedModel model) {
   models_.push_back(std::move(model));
   decoding_ = decoding_model_of(models_);
@@ -90,14 +80,14 @@ Translator::Translator(std::vector<models::LoadedModel> models) : models_(std::m
   decoding_ = decoding_model_of(models_);
 }
 
-std::vector<Ids> Translator::encode(const std::vector<std::string>& lines, DecodeOptions& options,
+std::vector<text::TokenIds> Translator::encode(const std::vector<std::string>& lines, DecodeOptions& options,
                                     std::vector<size_t>& non_empty, TranslateStats& local) {
   int64_t limit = 1 << 30;
   for (const auto& m : models_) limit = std::min<int64_t>(limit, m.model_config.max_positions - 1);  // room for EOS
   options.max_source_len = std::min<int64_t>(options.max_source_len, limit);
-  std::vector<Ids> sources;
+  std::vector<text::TokenIds> sources;
   for (size_t i = 0; i < lines.size(); ++i) {
-    Ids ids = subwords().source.encode(lines[i]);
+    text::TokenIds ids = subwords().source.encode(lines[i]);
     if (ids.empty()) continue;
     if (static_cast<int64_t>(ids.size()) > options.max_source_len - 1) {
       ids.resize(options.max_source_len - 1);
@@ -114,7 +104,7 @@ text::LineConstraints Translator::encode_constraints(const text::PhraseConstrain
   text::LineConstraints out;
   // A phrase to include with an unknown subword could only come out as " ⁇ ", never as
   // written; one to avoid could never come out at all, so it is kept (it bans nothing real).
-  auto encode_all = [&](const std::vector<std::string>& texts, std::vector<Ids>& ids, bool include) {
+  auto encode_all = [&](const std::vector<std::string>& texts, std::vector<text::TokenIds>& ids, bool include) {
     for (const auto& phrase : texts) {
       ids.push_back(subwords().target.encode(phrase));
       if (ids.back().empty()) throw UsageError(fmt::format("an empty phrase to {}", include ? "include" : "avoid"));
@@ -140,7 +130,7 @@ std::vector<std::vector<Translation>> Translator::translate(const std::vector<st
   std::vector<size_t> non_empty;
   TranslateStats local;
   auto sources = encode(lines, options, non_empty, local);
-  std::vector<Ids> prefix_ids;
+  std::vector<text::TokenIds> prefix_ids;
   if (prefixes)
     for (size_t i : non_empty) prefix_ids.push_back(subwords().target.encode((*prefixes)[i]));
   std::vector<text::LineConstraints> constraint_ids;
@@ -201,14 +191,14 @@ std::vector<Hypothesis> Translator::score(const std::vector<std::string>& source
   int64_t source_limit = 1 << 30;
   for (const auto& m : models_) source_limit = std::min<int64_t>(source_limit, m.model_config.max_positions - 1);
   options.max_source_len = std::min<int64_t>(options.max_source_len, source_limit);
-  std::vector<Ids> source_ids, target_ids;
+  std::vector<text::TokenIds> source_ids, target_ids;
   for (size_t i = 0; i < sources.size(); ++i) {
-    Ids src = subwords().source.encode(sources[i]);
+    text::TokenIds src = subwords().source.encode(sources[i]);
     if (static_cast<int64_t>(src.size()) > options.max_source_len - 1) {
       src.resize(options.max_source_len - 1);
       ++local.truncated;
     }
-    Ids tgt = subwords().target.encode(targets[i]);
+    text::TokenIds tgt = subwords().target.encode(targets[i]);
     if (static_cast<int64_t>(tgt.size()) > decoding_->max_target_len() - 1)
       throw RuntimeError(fmt::format("target {} has {} subwords; the model scores at most {}", i + 1, tgt.size(),
                                      decoding_->max_target_len() - 1));

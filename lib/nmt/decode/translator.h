@@ -9,7 +9,6 @@
 #include "nmt/decode/greedy.h"
 #include "nmt/decode/search.h"
 #include "nmt/models/model_io.h"
-#include "nmt/serve/batcher.h"
 #include "nmt/util/runtime_options.h"
 #include "nmt/text/word_alignment.h"
 #include "nmt/viz/heatmap.h"
@@ -37,9 +36,6 @@ struct Translation {
 // doubtful translations by (needs DecodeOptions::return_token_log_probs; 0 for no token).
 double mean_log_prob(const Hypothesis& hypothesis);
 
-// A translation as nmt reports it (`nmt translate --json`, the server): its text, scores,
-// confidence, repetition, subwords (in `target`'s pieces) and unmet constraints.
-serve::ScoredText scored_text(const Translation& t, const text::SubwordModel& target);
 using ScoredHypothesis = Hypothesis;  // the name beam search's results had
 
 class Translator;
@@ -100,7 +96,7 @@ class Translator {
   void note_unmet_constraints(Translation& t, const text::PhraseConstraints& phrases, const text::LineConstraints& ids,
                               size_t source_len, size_t prefix_len, const DecodeOptions& options) const;
   // Encodes the non-empty lines (truncating over-long ones); `non_empty` maps back to lines.
-  std::vector<Ids> encode(const std::vector<std::string>& lines, DecodeOptions& options, std::vector<size_t>& non_empty,
+  std::vector<text::TokenIds> encode(const std::vector<std::string>& lines, DecodeOptions& options, std::vector<size_t>& non_empty,
                           TranslateStats& local);
   std::vector<models::LoadedModel> models_;
   std::unique_ptr<DecodingModel> decoding_;

@@ -3,7 +3,7 @@
 // and backward, each one pass over its rows instead of a chain of ATen operations and their
 // autograd nodes (a GRU cell is 10 operations forward and about 20 backward, over tensors of a
 // few hundred kilobytes, at every target position). Torch-free: raw rows; the autograd wrappers
-// are models/fused_recurrent.cc, checked against autograd's gradients in tests/test_torch_fused_recurrent.cc.
+// are models/fused_recurrent.cc, checked against autograd's gradients in tests/unit/models/fused_recurrent_test.cc.
 //
 // sigmoid(x) = 1 / (1 + exp(-x)) and tanh(x) = 2 / (1 + exp(-2x)) - 1 with vector_exp.h's exp
 // (about 1 ulp; tanh's absolute error stays below 1.2e-7); a NaN goes through as a NaN. The AVX2

@@ -333,7 +333,7 @@ size_t tokenize_13a_into(std::string_view input, TokenizerBuffers& buffers) {
   // The regexes' spaces count only as token boundaries: a space is never the first character
   // of a match of the period and dash rules after it, nor a symbol's neighbour, so padding a
   // space to three (as " \1 " does) changes no match. Spaces stay single here, which makes
-  // the text the rules scan a third as long (tests/test_core_metrics.cc compares this with the
+  // the text the rules scan a third as long (tests/unit/metrics/metrics_test.cc compares this with the
   // regexes applied literally on random lines).
   char* const begin = at_least(buffers.text, 3 * input.size() + 2);
   char* o = begin;

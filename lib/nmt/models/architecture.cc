@@ -9,15 +9,6 @@
 
 namespace nmt::models {
 
-void ConfigChecks::in_range(const char* key, int64_t value, int64_t lo, int64_t hi) const {
-  if (value < lo || value > hi)
-    throw RuntimeError(fmt::format("{} is {}, must be between {} and {}", name_(key), value, lo, hi));
-}
-
-void ConfigChecks::probability(const char* key, double value) const {
-  if (!(value >= 0 && value < 1)) throw RuntimeError(fmt::format("{} is {}, must be in [0, 1)", name_(key), value));
-}
-
 namespace {
 
 struct Registry {
@@ -48,6 +39,14 @@ std::vector<std::string> architecture_names() {
   std::vector<std::string> names;
   for (const Architecture& a : r.architectures) names.push_back(a.name);
   return names;
+}
+
+std::vector<ConfigGroup> config_groups() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  std::vector<ConfigGroup> groups;
+  for (const Architecture& a : r.architectures) groups.push_back(a.config_group);
+  return groups;
 }
 
 void register_architecture(Architecture architecture) {

@@ -1,34 +1,26 @@
 #pragma once
 // The architectures nmt builds, each described once, as CTranslate2's model factory registers
 // its models: the name config.json gives it, the sizes it checks, what a forward pass costs,
-// which of its attentions a user may pick, and how to build it. Nothing else compares
-// ModelConfig::type: a new architecture is its own files plus one line in architecture.cc's
-// table (or a register_architecture() call, as tests/test_torch_architecture.cc does).
+// which of its attentions a user may pick, how to build it, and its own group of config keys
+// (config.h). Nothing else compares ModelConfig::type: a new architecture is its own files plus
+// one line in architecture.cc's table (or a register_architecture() call, as the architecture
+// test does).
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "nmt/models/config.h"
+#include "nmt/models/config_options.h"
 #include "nmt/models/model.h"
 
 namespace nmt::models {
 
-// The range checks ModelConfig::validate offers an architecture, naming keys as the caller
-// spells them ("ffn" on config.json, "--ffn" on the command line).
-class ConfigChecks {
- public:
-  explicit ConfigChecks(std::function<std::string(const std::string&)> name) : name_(std::move(name)) {}
-  void in_range(const char* key, int64_t value, int64_t lo, int64_t hi) const;
-  void probability(const char* key, double value) const;  // in [0, 1)
-  std::string name(const std::string& key) const { return name_(key); }
-
- private:
-  std::function<std::string(const std::string&)> name_;
-};
-
 struct Architecture {
   std::string name;  // ModelConfig::type, "model.type" in config.json
+  // Its own fields (config_options.h's config_group<G>()), which ModelConfig holds for it and
+  // config.json stores with the shared ones; none when it reads only the shared fields.
+  ConfigGroup config_group;
   // Checks the sizes this architecture reads (throws RuntimeError naming the key) and returns
   // its approximate number of weights, which validate() bounds.
   std::function<double(const ModelConfig&, const ConfigChecks&)> check;
@@ -49,6 +41,8 @@ struct Architecture {
 // The architecture called `name`; RuntimeError "unknown model type 'x' (transformer or gru)".
 const Architecture& architecture(const std::string& name);
 std::vector<std::string> architecture_names();
+// Every registered architecture's config group, in registration order.
+std::vector<ConfigGroup> config_groups();
 // Adds an architecture (a test's, a plug-in's); RuntimeError if the name is taken.
 void register_architecture(Architecture architecture);
 

@@ -12,9 +12,18 @@
 
 namespace nmt::models {
 
+void ConfigChecks::in_range(const char* key, int64_t value, int64_t lo, int64_t hi) const {
+  if (value < lo || value > hi)
+    throw RuntimeError(fmt::format("{} is {}, must be between {} and {}", name_(key), value, lo, hi));
+}
+
+void ConfigChecks::probability(const char* key, double value) const {
+  if (!(value >= 0 && value < 1)) throw RuntimeError(fmt::format("{} is {}, must be in [0, 1)", name_(key), value));
+}
+
 namespace {
 // Ranges are checked by validate(): which sizes matter depends on the architecture.
-std::vector<OptionSpec<ModelConfig>> make_specs() {
+std::vector<OptionSpec<ModelConfig>> shared_rows() {
   using M = ModelConfig;
   const char* g = "Model";
   return {
@@ -30,44 +39,29 @@ std::vector<OptionSpec<ModelConfig>> make_specs() {
              "With separate subword models whose ids mean the same pieces (imported Marian models): one embedding "
              "table for both sides",
              &M::tie_embeddings),
-      option("d_model", "--d-model", g, "Transformer width", &M::d_model),
-      option("heads", "--heads", g, "Attention heads", &M::heads),
-      option("ffn", "--ffn", g, "Feed-forward inner size", &M::ffn),
-      option("encoder_layers", "--encoder-layers", g, "Encoder layers", &M::encoder_layers),
-      option("decoder_layers", "--decoder-layers", g, "Decoder layers", &M::decoder_layers),
-      option("pre_norm", "--pre-norm", g, "LayerNorm before each block (true) or after (false, the paper)", &M::pre_norm),
       option("dropout", "--dropout", g, "Dropout", &M::dropout),
       option("attention_dropout", "--attention-dropout", g, "Dropout on attention weights", &M::attention_dropout),
-      option("activation_dropout", "--activation-dropout", g, "Dropout inside the feed-forward block",
-             &M::activation_dropout),
       option("max_positions", "--max-positions", g, "Longest sequence in subwords", &M::max_positions),
-      option("activation", "--activation", g, "Transformer feed-forward activation: relu, swish (SiLU) or gelu",
-             &M::activation)
-          .one_of({"relu", "swish", "gelu"}),
-      option("positions", "--positions", g,
-             "Sinusoidal positions: interleaved (sin and cos alternate, nmt's) or concatenated (all sines, then all "
-             "cosines: Marian's and fairseq's layout)",
-             &M::positions)
-          .one_of({"interleaved", "concatenated"}),
-      option("scale_embedding", "--scale-embedding", g, "Transformer: token embeddings multiplied by the square root of "
-             "--d-model (true/false)",
-             &M::scale_embedding),
-      option("output_bias", "--output-bias", g, "Transformer: a learned bias on the output logits (true/false)",
-             &M::output_bias),
-      option("embedding", "--embedding", g, "GRU: embedding size", &M::embedding),
-      option("hidden", "--hidden", g, "GRU: hidden size", &M::hidden),
-      option("rnn_layers", "--rnn-layers", g, "GRU: layers", &M::rnn_layers),
-      option("bidirectional", "--bidirectional", g, "GRU: bidirectional encoder (true/false)", &M::bidirectional),
-      option("rnn_layer_norm", "--rnn-layer-norm", g,
-             "GRU: layer normalisation of each GRU's input and recurrent gate products (true/false)",
-             &M::rnn_layer_norm),
   };
+}
+
+std::vector<OptionSpec<ModelConfig>> make_specs() {
+  std::vector<OptionSpec<ModelConfig>> specs = shared_rows();
+  for (const ConfigGroup& group : config_groups())
+    if (group.rows)
+      for (OptionSpec<ModelConfig>& row : group.rows()) specs.push_back(std::move(row));
+  return specs;
 }
 }  // namespace
 
 const std::vector<OptionSpec<ModelConfig>>& model_option_specs() {
   static const std::vector<OptionSpec<ModelConfig>> specs = make_specs();
   return specs;
+}
+
+ModelConfig::ModelConfig() {
+  for (const ConfigGroup& group : config_groups())
+    if (group.make_defaults) groups_.push_back(group.make_defaults());
 }
 
 nlohmann::json ModelConfig::to_json() const { return options_to_json(*this, model_option_specs()); }

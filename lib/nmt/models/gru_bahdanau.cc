@@ -347,7 +347,8 @@ torch::Tensor BahdanauDecoderImpl::step(const torch::Tensor& tokens, torch::Tens
 
 // ---------------------------------------------------------------------------------------
 GruBahdanauImpl::GruBahdanauImpl(const ModelConfig& config) : config_(config) {
-  const int64_t E = config.embedding, H = config.hidden, L = config.rnn_layers;
+  const GruConfig& sizes = config.get<GruConfig>();
+  const int64_t E = sizes.embedding, H = sizes.hidden, L = sizes.rnn_layers;
   TORCH_CHECK(E > 0 && H > 0 && L > 0, "gru: embedding, hidden and rnn_layers must be positive");
   auto make_table = [&](int64_t vocab) {
     auto table = torch::nn::Embedding(torch::nn::EmbeddingOptions(vocab, E).padding_idx(kPadId));
@@ -365,9 +366,9 @@ GruBahdanauImpl::GruBahdanauImpl(const ModelConfig& config) : config_(config) {
   encoder_ = register_module(
       "encoder",
       GruEncoder(GruEncoderOptions(E, H, L)
-                     .bidirectional(config.bidirectional)
+                     .bidirectional(sizes.bidirectional)
                      .dropout(config.dropout)
-                     .layer_norm(config.rnn_layer_norm),
+                     .layer_norm(sizes.rnn_layer_norm),
                  src_table_));
   decoder_ = register_module(
       "decoder",
@@ -375,7 +376,7 @@ GruBahdanauImpl::GruBahdanauImpl(const ModelConfig& config) : config_(config) {
           BahdanauDecoderOptions(E, H, L)
               .dropout(config.dropout)
               .attention_dropout(config.attention_dropout)
-              .layer_norm(config.rnn_layer_norm),
+              .layer_norm(sizes.rnn_layer_norm),
           tgt_table_));
   if (!config.tie_output) {
     output_ = register_module("output", QuantizableLinear(torch::nn::LinearOptions(E, config.tgt_vocab).bias(false)));
@@ -433,22 +434,16 @@ torch::Tensor GruBahdanauImpl::step(const torch::Tensor& prev_tokens, DecoderSta
 Architecture gru_architecture() {
   Architecture a;
   a.name = "gru";
-  a.check = [](const ModelConfig& c, const ConfigChecks& checks) {
-    checks.in_range("embedding", c.embedding, 1, kMaxWidth);
-    checks.in_range("hidden", c.hidden, 1, kMaxWidth);
-    checks.in_range("rnn_layers", c.rnn_layers, 1, kMaxLayers);
-    checks.in_range("max_positions", c.max_positions, 2, kMaxPositions);
-    const double vocab = static_cast<double>(std::max(c.src_vocab, c.tgt_vocab)) * 2;
-    const double h = static_cast<double>(c.hidden), e = static_cast<double>(c.embedding);
-    return vocab * e + static_cast<double>(c.rnn_layers) * 2 * 3 * (h + e + h) * h * 2;
-  };
+  a.config_group = gru_config_group();
+  a.check = check_gru_config;
   // GRU encoder + Bahdanau decoder: 3 gates of input and recurrent products.
   a.forward_flops = [](const ModelConfig& c, int64_t batch, int64_t src_len, int64_t tgt_len) {
     const double B = static_cast<double>(batch), S = static_cast<double>(src_len), T = static_cast<double>(tgt_len);
+    const GruConfig& sizes = c.get<GruConfig>();
     const double V = static_cast<double>(c.tgt_vocab);
-    const double E = static_cast<double>(c.embedding), H = static_cast<double>(c.hidden);
-    const double D = c.bidirectional ? 2 : 1;
-    const double L = static_cast<double>(c.rnn_layers);
+    const double E = static_cast<double>(sizes.embedding), H = static_cast<double>(sizes.hidden);
+    const double D = sizes.bidirectional ? 2 : 1;
+    const double L = static_cast<double>(sizes.rnn_layers);
     double enc = B * S * D * 2 * 3 * H * (E + H);
     if (L > 1) enc += (L - 1) * B * S * D * 2 * 3 * H * (D * H + H);
     const double keys = 2 * B * S * D * H * H;

@@ -24,6 +24,7 @@
 #include <torch/torch.h>
 
 #include "nmt/models/model.h"
+#include "nmt/models/gru_config.h"
 #include "nmt/models/quantizable_linear.h"
 
 namespace nmt::models {
@@ -71,7 +72,7 @@ struct GruEncoderOptions {
   TORCH_ARG(int64_t, layers);
   TORCH_ARG(bool, bidirectional) = false;
   TORCH_ARG(double, dropout) = 0.0;  // on the embeddings and between GRU layers
-  // Each GRU's input and recurrent gate products layer-normalised (ModelConfig::rnn_layer_norm):
+  // Each GRU's input and recurrent gate products layer-normalised (GruConfig::rnn_layer_norm):
   // gains ln_input_lK[_reverse] and ln_hidden_lK[_reverse] of 3·hidden, the GRU's biases as
   // the normalisations' shifts.
   TORCH_ARG(bool, layer_norm) = false;

@@ -57,35 +57,36 @@ MarianConfig read_marian_config(const std::string& path) {
   }
   MarianConfig m;
   ModelConfig& mc = m.model;
+  TransformerConfig& transformer = mc.get<TransformerConfig>();
   mc.type = "transformer";
-  mc.d_model = config_value<int64_t>(c, "d_model", 1024, path);
-  mc.encoder_layers = config_value<int64_t>(c, "encoder_layers", 12, path);
-  mc.decoder_layers = config_value<int64_t>(c, "decoder_layers", 12, path);
-  mc.heads = config_value<int64_t>(c, "encoder_attention_heads", 16, path);
-  mc.ffn = config_value<int64_t>(c, "encoder_ffn_dim", 4096, path);
+  transformer.d_model = config_value<int64_t>(c, "d_model", 1024, path);
+  transformer.encoder_layers = config_value<int64_t>(c, "encoder_layers", 12, path);
+  transformer.decoder_layers = config_value<int64_t>(c, "decoder_layers", 12, path);
+  transformer.heads = config_value<int64_t>(c, "encoder_attention_heads", 16, path);
+  transformer.ffn = config_value<int64_t>(c, "encoder_ffn_dim", 4096, path);
   const auto decoder_heads = config_value<int64_t>(c, "decoder_attention_heads", 16, path);
   const auto decoder_ffn = config_value<int64_t>(c, "decoder_ffn_dim", 4096, path);
-  if (decoder_heads != mc.heads || decoder_ffn != mc.ffn)
+  if (decoder_heads != transformer.heads || decoder_ffn != transformer.ffn)
     throw RuntimeError(fmt::format("{}: the decoder has {} heads and a {}-wide feed-forward, the encoder {} and {}; nmt's "
                                    "Transformer has one of each",
-                                   path, decoder_heads, decoder_ffn, mc.heads, mc.ffn));
+                                   path, decoder_heads, decoder_ffn, transformer.heads, transformer.ffn));
   const auto activation = config_value<std::string>(c, "activation_function", "gelu", path);
-  if (activation == "swish" || activation == "silu") mc.activation = "swish";
-  else if (activation == "relu" || activation == "gelu") mc.activation = activation;
+  if (activation == "swish" || activation == "silu") transformer.activation = "swish";
+  else if (activation == "relu" || activation == "gelu") transformer.activation = activation;
   else throw RuntimeError(fmt::format("{}: activation_function '{}': nmt has relu, swish (silu) and gelu", path, activation));
-  mc.pre_norm = false;  // transformers' Marian layers are post-norm whatever the config says
+  transformer.pre_norm = false;  // transformers' Marian layers are post-norm whatever the config says
   if (config_value<bool>(c, "normalize_before", false, path))
     m.notes.push_back("config.json says normalize_before: true, which transformers' MarianMTModel ignores (its layers "
                       "are post-norm); imported as transformers runs it");
   if (!config_value<bool>(c, "static_position_embeddings", true, path))
     throw RuntimeError(fmt::format("{}: learned position embeddings; MarianMTModel's are sinusoidal", path));
-  mc.positions = "concatenated";
-  mc.scale_embedding = config_value<bool>(c, "scale_embedding", false, path);
+  transformer.positions = "concatenated";
+  transformer.scale_embedding = config_value<bool>(c, "scale_embedding", false, path);
   mc.max_positions = config_value<int64_t>(c, "max_position_embeddings", 1024, path);
   mc.dropout = config_value<double>(c, "dropout", 0.1, path);
   mc.attention_dropout = config_value<double>(c, "attention_dropout", 0.0, path);
-  mc.activation_dropout = config_value<double>(c, "activation_dropout", 0.0, path);
-  mc.output_bias = true;
+  transformer.activation_dropout = config_value<double>(c, "activation_dropout", 0.0, path);
+  transformer.output_bias = true;
   mc.shared_vocab = false;  // source.spm and target.spm: spm.src.model and spm.model
   const bool shared_embeddings = config_value<bool>(c, "share_encoder_decoder_embeddings", true, path);
   mc.tie_embeddings = shared_embeddings;
@@ -207,7 +208,8 @@ std::map<std::string, torch::Tensor> map_weights(const WeightSource& w, const Ma
                                                  const std::vector<int64_t>& src_order,
                                                  const std::vector<int64_t>& tgt_order) {
   const ModelConfig& c = mc.model;
-  const int64_t d = c.d_model, f = c.ffn;
+  const TransformerConfig& sizes = c.get<TransformerConfig>();
+  const int64_t d = sizes.d_model, f = sizes.ffn;
   std::map<std::string, torch::Tensor> out;
   auto rows = [](const torch::Tensor& t, const std::vector<int64_t>& order) {
     return t.index_select(0, torch::tensor(order, torch::kLong));
@@ -246,12 +248,12 @@ std::map<std::string, torch::Tensor> map_weights(const WeightSource& w, const Ma
     linear(p + "ffn.fc2", p + "fc2", d, f);
     norm_of(p + norm, p + "final_layer_norm");
   };
-  for (int64_t i = 0; i < c.encoder_layers; ++i) {
+  for (int64_t i = 0; i < sizes.encoder_layers; ++i) {
     const std::string p = fmt::format("encoder.layers.{}.", i);
     self_attention(p);
     feed_forward(p, "norm2");
   }
-  for (int64_t i = 0; i < c.decoder_layers; ++i) {
+  for (int64_t i = 0; i < sizes.decoder_layers; ++i) {
     const std::string p = fmt::format("decoder.layers.{}.", i);
     self_attention(p);
     linear(p + "cross_attn.q_proj", p + "encoder_attn.q_proj", d, d);

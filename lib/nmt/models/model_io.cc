@@ -20,15 +20,10 @@ namespace nmt::models {
 namespace fs = std::filesystem;
 
 namespace {
-// The archive key holding weights_checksum(); LibTorch's Module::load ignores keys it does not
-// know, so files with it stay readable by any LibTorch program.
-constexpr const char* kChecksumKey = "nmt_weights_checksum";
-
 void hash_tensors(WeightsHasher& hasher, const torch::OrderedDict<std::string, torch::Tensor>& tensors) {
   for (const auto& item : tensors) hasher.add(item.key(), item.value());
 }
 
-std::string first_line(const std::string& what) { return what.substr(0, what.find('\n')); }
 }  // namespace
 
 void WeightsHasher::add_bytes(const void* data, size_t n) { h_ = fnv1a_words(data, n, h_); }
@@ -105,7 +100,7 @@ void save_weights(torch::nn::Module& model, const std::string& path) {
   check_finite(model, fmt::format("{}: refusing to save the weights", path));
   torch::serialize::OutputArchive archive;
   model.save(archive);
-  archive.write(kChecksumKey, c10::IValue(weights_checksum(model)));
+  archive.write(kWeightsChecksumKey, c10::IValue(weights_checksum(model)));
   save_archive(archive, path);
 }
 
@@ -130,7 +125,7 @@ void load_weights(torch::nn::Module& model, const std::string& path) {
                                      path, kInt8WeightsFile, kConfigFile));
     torch::NoGradGuard no_grad;
     model.load(archive);
-    has_checksum = archive.try_read(kChecksumKey, stored_checksum);
+    has_checksum = archive.try_read(kWeightsChecksumKey, stored_checksum);
   } catch (const c10::Error& e) {
     throw RuntimeError(fmt::format("{}: cannot load weights (corrupt, or not made with this config): {}", path,
                                    first_line(e.what_without_backtrace())));

@@ -40,6 +40,11 @@ void save_archive(torch::serialize::OutputArchive& archive, const std::string& p
 // 64-bit checksum of a module's parameters and buffers (names, types, shapes and bytes).
 std::string weights_checksum(torch::nn::Module& model);
 
+// The archive key holding the checksum in model.pt and int8 weights files; LibTorch's
+// Module::load ignores keys it does not know, so files with it stay readable by any LibTorch
+// program.
+inline constexpr const char* kWeightsChecksumKey = "nmt_weights_checksum";
+
 // The hash behind weights_checksum(), fed one named tensor at a time (int8 weights files hash
 // what they store, which is not the module's parameters).
 class WeightsHasher {

@@ -21,11 +21,9 @@ namespace fs = std::filesystem;
 namespace {
 constexpr const char* kMarkerKey = "nmt_quantization";
 constexpr const char* kFormatKey = "nmt_quantization_format";
-constexpr const char* kChecksumKey = "nmt_weights_checksum";  // as in model.pt (model_io.cc)
 constexpr const char* kValuesKey = "weight_int8";
 constexpr const char* kScalesKey = "weight_scales";
 
-std::string first_line(const std::string& what) { return what.substr(0, what.find('\n')); }
 std::string join(const std::string& prefix, const std::string& key) {
   return prefix.empty() ? key : prefix + "." + key;
 }
@@ -167,7 +165,7 @@ void save_int8_weights(Seq2SeqModelImpl& model, const std::string& path) {
   write_module(model, archive, "", hasher, counts);
   archive.write(kMarkerKey, c10::IValue(std::string("int8")));
   archive.write(kFormatKey, c10::IValue(static_cast<int64_t>(kInt8Format)));
-  archive.write(kChecksumKey, c10::IValue(hasher.hex()));
+  archive.write(kWeightsChecksumKey, c10::IValue(hasher.hex()));
   save_archive(archive, path);
 }
 
@@ -197,7 +195,7 @@ void load_int8_weights(Seq2SeqModelImpl& model, const std::string& path) {
     throw RuntimeError(fmt::format("{}: cannot read int8 weights (truncated or corrupted): {}", path,
                                    first_line(e.what_without_backtrace())));
   }
-  if (!archive.try_read(kChecksumKey, stored_checksum) || !stored_checksum.isString() ||
+  if (!archive.try_read(kWeightsChecksumKey, stored_checksum) || !stored_checksum.isString() ||
       stored_checksum.toStringRef() != reader.checksum())
     throw RuntimeError(fmt::format("{}: checksum mismatch: the int8 weights are corrupted", path));
   check_finite(model, path);

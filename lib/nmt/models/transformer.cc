@@ -284,21 +284,23 @@ torch::Tensor EmbeddingsImpl::forward(const torch::Tensor& tokens, int64_t offse
 // ---------------------------------------------------------------------------------------
 namespace {
 TransformerLayerOptions layer_options(const ModelConfig& c) {
-  return TransformerLayerOptions(c.d_model, c.heads, c.ffn)
+  const TransformerConfig& t = c.get<TransformerConfig>();
+  return TransformerLayerOptions(t.d_model, t.heads, t.ffn)
       .dropout(c.dropout)
       .attention_dropout(c.attention_dropout)
-      .activation_dropout(c.activation_dropout)
-      .pre_norm(c.pre_norm)
-      .activation(c.activation);
+      .activation_dropout(t.activation_dropout)
+      .pre_norm(t.pre_norm)
+      .activation(t.activation);
 }
 }  // namespace
 
 EncoderImpl::EncoderImpl(const ModelConfig& config, Embeddings embeddings) : embeddings_(embeddings) {
+  const TransformerConfig& t = config.get<TransformerConfig>();
   register_module("embeddings", embeddings_);
   layers_ = register_module("layers", torch::nn::ModuleList());
-  for (int64_t i = 0; i < config.encoder_layers; ++i) layers_->push_back(EncoderLayer(layer_options(config)));
-  if (config.pre_norm)
-    final_norm_ = register_module("final_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({config.d_model})));
+  for (int64_t i = 0; i < t.encoder_layers; ++i) layers_->push_back(EncoderLayer(layer_options(config)));
+  if (t.pre_norm)
+    final_norm_ = register_module("final_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({t.d_model})));
 }
 
 torch::Tensor EncoderImpl::forward(const torch::Tensor& src, const torch::Tensor& src_mask) {
@@ -309,11 +311,12 @@ torch::Tensor EncoderImpl::forward(const torch::Tensor& src, const torch::Tensor
 }
 
 DecoderImpl::DecoderImpl(const ModelConfig& config, Embeddings embeddings) : embeddings_(embeddings) {
+  const TransformerConfig& t = config.get<TransformerConfig>();
   register_module("embeddings", embeddings_);
   layers_ = register_module("layers", torch::nn::ModuleList());
-  for (int64_t i = 0; i < config.decoder_layers; ++i) layers_->push_back(DecoderLayer(layer_options(config)));
-  if (config.pre_norm)
-    final_norm_ = register_module("final_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({config.d_model})));
+  for (int64_t i = 0; i < t.decoder_layers; ++i) layers_->push_back(DecoderLayer(layer_options(config)));
+  if (t.pre_norm)
+    final_norm_ = register_module("final_norm", torch::nn::LayerNorm(torch::nn::LayerNormOptions({t.d_model})));
 }
 
 torch::Tensor DecoderImpl::causal_mask(int64_t length) {
@@ -372,13 +375,14 @@ torch::Tensor DecoderImpl::step(const torch::Tensor& tokens, int64_t position, s
 
 // ---------------------------------------------------------------------------------------
 TransformerImpl::TransformerImpl(const ModelConfig& config) : config_(config) {
-  for (int64_t i = 0; i < config.decoder_layers; ++i)
+  const TransformerConfig& t = config.get<TransformerConfig>();
+  for (int64_t i = 0; i < t.decoder_layers; ++i)
     entry_names_.push_back({"layer" + std::to_string(i) + ".cross_keys", "layer" + std::to_string(i) + ".cross_values",
                             "layer" + std::to_string(i) + ".self_projections"});
   auto make_table = [&](int64_t vocab) {
-    auto table = torch::nn::Embedding(torch::nn::EmbeddingOptions(vocab, config.d_model).padding_idx(kPadId));
+    auto table = torch::nn::Embedding(torch::nn::EmbeddingOptions(vocab, t.d_model).padding_idx(kPadId));
     if (WeightsFromFileGuard::active()) return table;
-    torch::nn::init::normal_(table->weight, 0.0, std::pow(static_cast<double>(config.d_model), -0.5));
+    torch::nn::init::normal_(table->weight, 0.0, std::pow(static_cast<double>(t.d_model), -0.5));
     torch::NoGradGuard no_grad;
     table->weight[kPadId].zero_();
     return table;
@@ -386,17 +390,17 @@ TransformerImpl::TransformerImpl(const ModelConfig& config) : config_(config) {
   const bool shared = (config.shared_vocab || config.tie_embeddings) && config.src_vocab == config.tgt_vocab;
   src_table_ = register_module("src_embedding", make_table(config.src_vocab));
   tgt_table_ = shared ? src_table_ : register_module("tgt_embedding", make_table(config.tgt_vocab));
-  auto positions = PositionalEncoding(PositionalEncodingOptions(config.d_model, config.max_positions)
-                                          .concatenated(config.positions == "concatenated"));
+  auto positions = PositionalEncoding(PositionalEncodingOptions(t.d_model, config.max_positions)
+                                          .concatenated(t.positions == "concatenated"));
   encoder_ = register_module(
-      "encoder", Encoder(config, Embeddings(src_table_, positions, config.dropout, config.scale_embedding)));
+      "encoder", Encoder(config, Embeddings(src_table_, positions, config.dropout, t.scale_embedding)));
   decoder_ = register_module(
-      "decoder", Decoder(config, Embeddings(tgt_table_, positions, config.dropout, config.scale_embedding)));
+      "decoder", Decoder(config, Embeddings(tgt_table_, positions, config.dropout, t.scale_embedding)));
   if (!config.tie_output) {
     output_ = register_module(
-        "output", QuantizableLinear(torch::nn::LinearOptions(config.d_model, config.tgt_vocab).bias(config.output_bias)));
+        "output", QuantizableLinear(torch::nn::LinearOptions(t.d_model, config.tgt_vocab).bias(t.output_bias)));
     init_linear(output_);
-  } else if (config.output_bias) {
+  } else if (t.output_bias) {
     output_bias_ = register_parameter("output_bias", torch::zeros({config.tgt_vocab}));
   }
 }
@@ -476,37 +480,23 @@ torch::Tensor TransformerImpl::step(const torch::Tensor& prev_tokens, DecoderSta
 Architecture transformer_architecture() {
   Architecture a;
   a.name = "transformer";
-  a.check = [](const ModelConfig& c, const ConfigChecks& checks) {
-    checks.in_range("d_model", c.d_model, 1, kMaxWidth);
-    checks.in_range("heads", c.heads, 1, c.d_model);
-    if (c.d_model % c.heads != 0)
-      throw RuntimeError(fmt::format("{} {} must be a multiple of {} {}", checks.name("d_model"), c.d_model,
-                                     checks.name("heads"), c.heads));
-    checks.in_range("ffn", c.ffn, 1, kMaxFfn);
-    checks.in_range("encoder_layers", c.encoder_layers, 1, kMaxLayers);
-    checks.in_range("decoder_layers", c.decoder_layers, 1, kMaxLayers);
-    checks.in_range("max_positions", c.max_positions, 2, kMaxPositions);
-    checks.probability("attention_dropout", c.attention_dropout);
-    checks.probability("activation_dropout", c.activation_dropout);
-    const double vocab = static_cast<double>(std::max(c.src_vocab, c.tgt_vocab)) * 2;
-    const double d = static_cast<double>(c.d_model);
-    return vocab * d + static_cast<double>(c.max_positions) * d +
-           static_cast<double>(c.encoder_layers + 2 * c.decoder_layers) * (4 * d * d + 2 * d * static_cast<double>(c.ffn));
-  };
+  a.config_group = transformer_config_group();
+  a.check = check_transformer_config;
   a.forward_flops = [](const ModelConfig& c, int64_t batch, int64_t src_len, int64_t tgt_len) {
     const double B = static_cast<double>(batch), S = static_cast<double>(src_len), T = static_cast<double>(tgt_len);
+    const TransformerConfig& t = c.get<TransformerConfig>();
     const double V = static_cast<double>(c.tgt_vocab);
-    const double d = static_cast<double>(c.d_model), f = static_cast<double>(c.ffn);
+    const double d = static_cast<double>(t.d_model), f = static_cast<double>(t.ffn);
     // Self-attention: fused QKV, QKᵀ, weights·V, output projection; feed-forward: two layers.
     const double enc_layer = 2 * B * S * d * 3 * d + 2 * 2 * B * S * S * d + 2 * B * S * d * d + 2 * 2 * B * S * d * f;
     const double dec_layer = 2 * B * T * d * 3 * d + 2 * 2 * B * T * T * d + 2 * B * T * d * d  // self-attention
                              + 2 * B * T * d * d + 2 * B * S * d * 2 * d + 2 * 2 * B * T * S * d +
                              2 * B * T * d * d                                                   // cross-attention
                              + 2 * 2 * B * T * d * f;                                            // feed-forward
-    return c.encoder_layers * enc_layer + c.decoder_layers * dec_layer + 2 * B * T * d * V;
+    return t.encoder_layers * enc_layer + t.decoder_layers * dec_layer + 2 * B * T * d * V;
   };
-  a.attention_layers = [](const ModelConfig& c) { return c.decoder_layers; };
-  a.attention_heads = [](const ModelConfig& c) { return c.heads; };
+  a.attention_layers = [](const ModelConfig& c) { return c.get<TransformerConfig>().decoder_layers; };
+  a.attention_heads = [](const ModelConfig& c) { return c.get<TransformerConfig>().heads; };
   a.attention_name = "cross-attention";
   a.size_fields = {"d_model", "heads", "ffn", "encoder_layers", "decoder_layers"};
   a.make = [](const ModelConfig& c) -> Seq2SeqModel { return std::make_shared<TransformerImpl>(c); };

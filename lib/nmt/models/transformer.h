@@ -5,6 +5,7 @@
 
 #include "nmt/models/model.h"
 #include "nmt/models/quantizable_linear.h"
+#include "nmt/models/transformer_config.h"
 
 namespace nmt::models {
 
@@ -249,7 +250,7 @@ class TransformerImpl : public Seq2SeqModelImpl {
   Encoder encoder_{nullptr};
   Decoder decoder_{nullptr};
   QuantizableLinear output_{nullptr};  // only when the output is not tied
-  torch::Tensor output_bias_;          // [tgt_vocab] with config.output_bias and a tied output
+  torch::Tensor output_bias_;          // [tgt_vocab] with TransformerConfig::output_bias, tied output
   QuantizableLinear tied_output_{nullptr};  // the int8 copy of a tied output (not registered)
   struct LayerEntryNames {
     std::string cross_keys, cross_values, self_projections;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "nmt/decode/result_writer.h"
 #include "nmt/text/unicode.h"
 
 namespace nmt::serve {
@@ -114,24 +115,17 @@ TranslateRequest parse_translate_request(std::string_view body, const ApiDefault
   return r;
 }
 
-nlohmann::json translation_json(const ScoredText& t, bool constrained) {
-  nlohmann::json j = {{"translation", t.text},       {"score", t.score},   {"log_prob", t.log_prob},
-                      {"confidence", t.confidence},  {"repetition", t.repetition}, {"tokens", t.tokens},
-                      {"token_log_probs", t.token_log_probs}};
-  if (constrained) j["unmet_constraints"] = t.unmet_constraints;
-  return j;
-}
-
 std::string translate_response(const TranslateRequest& request, const std::vector<Nbest>& results, double ms) {
-  // Per sentence, translation_json of its best hypothesis; then each of its fields as a list
-  // over the sentences (or the one value for one text). The field names are translation_json's.
-  nlohmann::json fields = translation_json(ScoredText{}, request.constrained), nbest = nlohmann::json::array();
+  // Per sentence, result_json of its best hypothesis; then each of its fields as a list over
+  // the sentences (or the one value for one text). The field names are result_json's.
+  const decode::ResultFields shown{request.constrained, false, false};
+  nlohmann::json fields = decode::result_json(TranslationResult{}, shown), nbest = nlohmann::json::array();
   for (auto& [key, value] : fields.items()) value = nlohmann::json::array();
   for (const auto& n : results) {
-    const nlohmann::json best = translation_json(n.empty() ? ScoredText{} : n.front(), request.constrained);
+    const nlohmann::json best = decode::result_json(n.empty() ? TranslationResult{} : n.front(), shown);
     for (auto& [key, values] : fields.items()) values.push_back(best.at(key));
     nlohmann::json list = nlohmann::json::array();
-    for (const auto& h : n) list.push_back(translation_json(h, request.constrained));
+    for (const auto& h : n) list.push_back(decode::result_json(h, shown));
     nbest.push_back(std::move(list));
   }
   auto shaped = [&](nlohmann::json& per_sentence) { return request.list ? per_sentence : per_sentence.at(0); };

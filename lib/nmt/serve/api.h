@@ -47,14 +47,9 @@ struct TranslateRequest {
 // of the request may contain}. Throws ApiError (400, or 413 over the sentence limit).
 TranslateRequest parse_translate_request(std::string_view body, const ApiDefaults& defaults, const ApiLimits& limits);
 
-// One translation's fields, named as everywhere in nmt: {"translation", "score", "log_prob",
-// "confidence", "repetition", "tokens", "token_log_probs"}, with `constrained` also
-// "unmet_constraints". `nmt translate --json` writes one per line; the server's answers below.
-nlohmann::json translation_json(const ScoredText& t, bool constrained);
-
-// The fields of translation_json for each sentence, each field in the shape of "text" (a value
+// The fields of decode::result_json (decode/result_writer.h) for each sentence, each field in the shape of "text" (a value
 // for one text, a list for a list); with nbest > 1 "nbest": per sentence a list of
-// translation_json objects, best first; and "model", "sentences", "ms".
+// result_json objects, best first; and "model", "sentences", "ms".
 std::string translate_response(const TranslateRequest& request, const std::vector<Nbest>& results, double ms);
 
 // {"error": message, "status": status}

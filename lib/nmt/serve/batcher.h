@@ -19,6 +19,7 @@
 #include <tuple>
 #include <vector>
 
+#include "nmt/decode/translation_result.h"
 #include "nmt/text/lexical_constraints.h"
 
 namespace nmt::serve {
@@ -45,24 +46,9 @@ struct Sentence {
   Sentence(const char* t) : text(t) {}
 };
 
-// One translation as nmt reports it, in `nmt translate --json` and the server's answers alike
-// (serve/api.h: translation_json writes it).
-struct ScoredText {
-  ScoredText(std::string text_ = {}, double score_ = 0, double confidence_ = 0, bool repetition_ = false,
-             std::vector<std::string> unmet = {})
-      : text(std::move(text_)), score(score_), confidence(confidence_), repetition(repetition_),
-        unmet_constraints(std::move(unmet)) {}
-  std::string text;
-  double score = 0;        // beam search's length-normalised log-probability; 0 for greedy decoding
-  double confidence = 0;   // mean log-probability per token (EOS included)
-  bool repetition = false;  // a repetition loop (text/repetition.h)
-  std::vector<std::string> unmet_constraints;  // phrases it had to contain and lacks
-  double log_prob = 0;                       // the sum of its tokens' log-probabilities
-  std::vector<std::string> tokens;           // its subwords
-  std::vector<double> token_log_probs;       // each subword's, the EOS's last when it has one
-};
-
-using Nbest = std::vector<ScoredText>;  // best first
+// A sentence's translations, best first, as every front end reports them (decode/translation_result.h).
+using decode::Nbest;
+using decode::TranslationResult;
 
 // Decodes one batch: one Nbest per sentence, in order. May throw; the error goes to every
 // request with a sentence in that batch.

@@ -42,8 +42,6 @@ void send_json(httplib::Response& res, int status, const std::string& body) {
   res.set_content(body, "application/json");
 }
 
-std::string first_line(const std::string& what) { return what.substr(0, what.find('\n')); }
-
 // What the request log line reports, set by the handler on its worker thread (httplib runs a
 // request's handler and its logger on one thread).
 thread_local std::chrono::steady_clock::time_point request_start;

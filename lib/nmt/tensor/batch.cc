@@ -7,12 +7,13 @@
 namespace nmt {
 using models::kBosId;
 using models::kEosId;
+using text::TokenIds;
 
 namespace {
 // Fills a [B, len] int64 tensor directly in its buffer (no per-element tensor ops).
-torch::Tensor pad_rows(const std::vector<const Ids*>& rows, int64_t max_len, bool bos, bool eos, int64_t* count) {
+torch::Tensor pad_rows(const std::vector<const TokenIds*>& rows, int64_t max_len, bool bos, bool eos, int64_t* count) {
   int64_t width = 0;
-  for (const Ids* r : rows) width = std::max<int64_t>(width, std::min<int64_t>(r->size(), max_len) + bos + eos);
+  for (const TokenIds* r : rows) width = std::max<int64_t>(width, std::min<int64_t>(r->size(), max_len) + bos + eos);
   auto t = torch::zeros({static_cast<int64_t>(rows.size()), std::max<int64_t>(width, 1)}, torch::kLong);
   int64_t* data = t.data_ptr<int64_t>();
   const int64_t stride = t.size(1);
@@ -31,7 +32,7 @@ torch::Tensor pad_rows(const std::vector<const Ids*>& rows, int64_t max_len, boo
 }
 }  // namespace
 
-Batch make_source_batch(const std::vector<const Ids*>& sources, int64_t max_len) {
+Batch make_source_batch(const std::vector<const TokenIds*>& sources, int64_t max_len) {
   Batch b;
   // Sources end with EOS, as in fairseq: the encoder sees where the sentence stops.
   b.src = pad_rows(sources, max_len - 1, false, true, &b.src_tokens);
@@ -39,7 +40,7 @@ Batch make_source_batch(const std::vector<const Ids*>& sources, int64_t max_len)
   return b;
 }
 
-Batch make_batch(const std::vector<const Ids*>& sources, const std::vector<const Ids*>& targets) {
+Batch make_batch(const std::vector<const TokenIds*>& sources, const std::vector<const TokenIds*>& targets) {
   Batch b = make_source_batch(sources);
   b.tgt_in = pad_rows(targets, 1 << 30, true, false, nullptr);
   b.tgt_out = pad_rows(targets, 1 << 30, false, true, &b.tgt_tokens);

@@ -5,9 +5,9 @@
 
 #include <torch/torch.h>
 
-namespace nmt {
+#include "nmt/text/token_ids.h"
 
-using Ids = std::vector<int>;
+namespace nmt {
 
 struct Batch {
   torch::Tensor src;       // int64 [B,S], pad 0
@@ -20,9 +20,9 @@ struct Batch {
 };
 
 // Source side only (translation); sources longer than max_len are cut to max_len.
-Batch make_source_batch(const std::vector<const Ids*>& sources, int64_t max_len = 1 << 30);
+Batch make_source_batch(const std::vector<const text::TokenIds*>& sources, int64_t max_len = 1 << 30);
 
 // Source and target (training / validation loss).
-Batch make_batch(const std::vector<const Ids*>& sources, const std::vector<const Ids*>& targets);
+Batch make_batch(const std::vector<const text::TokenIds*>& sources, const std::vector<const text::TokenIds*>& targets);
 
 }  // namespace nmt

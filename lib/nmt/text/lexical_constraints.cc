@@ -41,7 +41,7 @@ int64_t overlap(const TokenIds& run, const TokenIds& phrase, int64_t max_k) {
 }
 }  // namespace
 
-ConstraintProgress ConstraintProgress::advance(int token) const {
+ConstraintProgress ConstraintProgress::advance(TokenId token) const {
   ConstraintProgress next = *this;
   if (!include_ || all_met()) return next;
   // What the hypothesis has produced towards a phrase: the phrase in progress so far, then the
@@ -69,8 +69,8 @@ ConstraintProgress ConstraintProgress::advance(int token) const {
   return next;
 }
 
-std::vector<int> ConstraintProgress::wanted() const {
-  std::vector<int> out;
+TokenIds ConstraintProgress::wanted() const {
+  TokenIds out;
   if (!include_ || all_met()) return out;
   if (in_progress_ >= 0) {
     out.push_back((*include_)[static_cast<size_t>(in_progress_)][static_cast<size_t>(progress_)]);

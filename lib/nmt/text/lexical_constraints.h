@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-namespace nmt::text {
+#include "nmt/text/token_ids.h"
 
-using TokenIds = std::vector<int>;
+namespace nmt::text {
 
 // One input line's constraints as text, before subword encoding.
 struct PhraseConstraints {
@@ -38,7 +38,7 @@ class ConstraintProgress {
   explicit ConstraintProgress(const std::vector<TokenIds>* include);
 
   // The state after the hypothesis emits `token`.
-  ConstraintProgress advance(int token) const;
+  ConstraintProgress advance(TokenId token) const;
   // Constraint subwords produced so far: whole phrases met plus the phrase in progress
   // (Post & Vilar's bank index: hypotheses are grouped by it).
   int64_t met_tokens() const { return met_tokens_ + progress_; }
@@ -46,7 +46,7 @@ class ConstraintProgress {
   bool all_met() const { return met_tokens_ == total_tokens_; }
   // Tokens that make progress: the next token of the phrase in progress, else the first
   // token of every unmet phrase. Unsorted, may repeat.
-  std::vector<int> wanted() const;
+  TokenIds wanted() const;
 
  private:
   // Starts unmet phrase number `p` with its first `length` tokens already produced.

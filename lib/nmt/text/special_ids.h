@@ -3,11 +3,13 @@
 // are defined; nmt::text::SubwordModel and nmt::models refer to these). Tensors can be padded with
 // kPadId = 0 without consulting the model; nmt::text::SubwordModel::load() rejects a SentencePiece
 // model with any other layout.
+#include "nmt/text/token_ids.h"
+
 namespace nmt::text {
 
-inline constexpr int kPadId = 0;  // "<pad>"
-inline constexpr int kUnkId = 1;  // "<unk>"
-inline constexpr int kBosId = 2;  // "<s>"
-inline constexpr int kEosId = 3;  // "</s>"
+inline constexpr TokenId kPadId = 0;  // "<pad>"
+inline constexpr TokenId kUnkId = 1;  // "<unk>"
+inline constexpr TokenId kBosId = 2;  // "<s>"
+inline constexpr TokenId kEosId = 3;  // "</s>"
 
 }  // namespace nmt::text

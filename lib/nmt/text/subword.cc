@@ -350,13 +350,13 @@ const SubwordModel::Impl& SubwordModel::impl() const {
 
 namespace {
 
-std::vector<int> ids_of(const SpmBuffer<int>& ids, size_t count) {
-  return std::vector<int>(ids.data, ids.data + count);
+TokenIds ids_of(const SpmBuffer<int>& ids, size_t count) {
+  return TokenIds(ids.data, ids.data + count);
 }
 
 }  // namespace
 
-std::vector<int> SubwordModel::encode(const std::string& text) const {
+TokenIds SubwordModel::encode(const std::string& text) const {
   const Impl& m = impl();
   SpmBuffer<int> ids;
   size_t count = 0;
@@ -368,7 +368,7 @@ std::vector<int> SubwordModel::encode(const std::string& text) const {
 
 // libnmt_spm re-seeds SentencePiece's per-thread generator for each call, so a sample depends on
 // (text, nbest, alpha, seed) alone, in any order and on any thread, without a lock.
-std::vector<int> SubwordModel::sample_encode(const std::string& text, int nbest, float alpha, uint64_t seed) const {
+TokenIds SubwordModel::sample_encode(const std::string& text, int nbest, float alpha, uint64_t seed) const {
   if (nbest != -1 && (nbest < 1 || nbest > kMaxSampleNbest))
     throw UsageError(fmt::format("subword sampling nbest {} is invalid (use -1 for the whole lattice, or 1..{})", nbest,
                                  kMaxSampleNbest));
@@ -386,11 +386,11 @@ std::vector<int> SubwordModel::sample_encode(const std::string& text, int nbest,
   return ids_of(ids, count);
 }
 
-std::string SubwordModel::decode(const std::vector<int>& ids) const {
+std::string SubwordModel::decode(const TokenIds& ids) const {
   const Impl& m = impl();
-  std::vector<int> kept;
+  TokenIds kept;
   kept.reserve(ids.size());
-  for (int id : ids) {
+  for (TokenId id : ids) {
     if (id < 0 || id >= m.size) throw RuntimeError(fmt::format("subword id {} out of range [0, {})", id, m.size));
     if (id != kPadId && id != kBosId && id != kEosId) kept.push_back(id);
   }
@@ -402,11 +402,11 @@ std::string SubwordModel::decode(const std::vector<int>& ids) const {
   return std::string(text.data, size);
 }
 
-std::vector<std::string> SubwordModel::pieces(const std::vector<int>& ids) const {
+std::vector<std::string> SubwordModel::pieces(const TokenIds& ids) const {
   const Impl& m = impl();
   std::vector<std::string> out;
   out.reserve(ids.size());
-  for (int id : ids) {
+  for (TokenId id : ids) {
     if (id < 0 || id >= m.size) throw RuntimeError(fmt::format("subword id {} out of range [0, {})", id, m.size));
     const char* piece = nullptr;
     size_t size = 0;
@@ -416,7 +416,7 @@ std::vector<std::string> SubwordModel::pieces(const std::vector<int>& ids) const
   return out;
 }
 
-int SubwordModel::piece_to_id(const std::string& piece) const {
+TokenId SubwordModel::piece_to_id(const std::string& piece) const {
   const Impl& m = impl();
   return spm().piece_to_id(m.sp(), piece.data(), piece.size());
 }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "nmt/text/special_ids.h"
+#include "nmt/text/token_ids.h"
 
 namespace nmt::text {
 
@@ -75,7 +76,7 @@ class SubwordModel {
   bool loaded() const { return impl_ != nullptr; }
 
   // Subword ids of `text`; no BOS/EOS are added.
-  std::vector<int> encode(const std::string& text) const;
+  TokenIds encode(const std::string& text) const;
   // One segmentation of `text` sampled for subword regularisation (Kudo 2018): ids as encode()
   // gives, decoding to the same text, but drawn at random among the possible segmentations.
   // Unigram models: nbest = -1 samples from the whole segmentation lattice (forward-filtering
@@ -86,12 +87,12 @@ class SubwordModel {
   // Deterministic: the result depends on (model, text, nbest, alpha, seed) only, not on earlier
   // calls, other threads or the call order, so an epoch's sampling can be redone exactly on
   // resume from a seed per (epoch, sentence). Thread-safe. Invalid nbest or alpha → UsageError.
-  std::vector<int> sample_encode(const std::string& text, int nbest, float alpha, uint64_t seed) const;
+  TokenIds sample_encode(const std::string& text, int nbest, float alpha, uint64_t seed) const;
   // Detokenised text; pad, BOS and EOS ids are ignored. Out-of-range ids → RuntimeError.
-  std::string decode(const std::vector<int>& ids) const;
+  std::string decode(const TokenIds& ids) const;
   // The piece strings of `ids` (e.g. "▁a", "<s>"), for attention displays and debugging.
-  std::vector<std::string> pieces(const std::vector<int>& ids) const;
-  int piece_to_id(const std::string& piece) const;  // kUnkId when unknown
+  std::vector<std::string> pieces(const TokenIds& ids) const;
+  TokenId piece_to_id(const std::string& piece) const;  // kUnkId when unknown
   int vocab_size() const;
   // The model proto bytes (what train_serialized returns and load_from_serialized accepts).
   std::string serialized() const;

@@ -10,13 +10,13 @@ EncodedSet encode_set(const data::ParallelCorpus& corpus, const text::SubwordPai
                       bool drop_long, size_t* dropped) {
   EncodedSet set;
   for (size_t i = 0; i < corpus.size(); ++i) {
-    Ids s = sp.source.encode(corpus.source[i]);
-    Ids t = sp.target.encode(corpus.target[i]);
-    if (drop_long && (static_cast<int64_t>(s.size()) + 1 > max_len || static_cast<int64_t>(t.size()) + 1 > max_len)) {
+    text::TokenIds s = sp.source.encode(corpus.source[i]);
+    text::TokenIds t = sp.target.encode(corpus.target[i]);
+    if (drop_long && !data::pair_fits_with_eos(s.size(), t.size(), max_len)) {
       ++*dropped;
       continue;
     }
-    set.lengths.push_back({s.size() + 1, t.size() + 1});
+    set.lengths.push_back(data::lengths_with_eos(s.size(), t.size()));
     set.src.push_back(std::move(s));
     set.tgt.push_back(std::move(t));
     set.src_text.push_back(corpus.source[i]);
@@ -31,8 +31,8 @@ void sample_segmentations(EncodedSet& set, const text::SubwordPair& sp, int nbes
       mix_seed(mix_seed(seed, kSubwordSamplingStream), static_cast<uint64_t>(epoch));
   const auto a = static_cast<float>(alpha);
   auto sample = [&](const text::SubwordModel& side, const std::string& text, uint64_t pair_seed) {
-    Ids ids = side.sample_encode(text, nbest, a, pair_seed);
-    if (static_cast<int64_t>(ids.size()) + 1 > max_len) return side.encode(text);
+    text::TokenIds ids = side.sample_encode(text, nbest, a, pair_seed);
+    if (!data::fits_with_eos(ids.size(), max_len)) return side.encode(text);
     return ids;
   };
   // Each pair independently (sample_encode is thread-safe and call-order free), so the
@@ -45,7 +45,7 @@ void sample_segmentations(EncodedSet& set, const text::SubwordPair& sp, int nbes
       const uint64_t pair_seed = mix_seed(epoch_seed, i);
       set.src[i] = sample(sp.source, set.src_text[i], pair_seed);
       set.tgt[i] = sample(sp.target, set.tgt_text[i], mix_seed(pair_seed, 1));
-      set.lengths[i] = {set.src[i].size() + 1, set.tgt[i].size() + 1};
+      set.lengths[i] = data::lengths_with_eos(set.src[i].size(), set.tgt[i].size());
     }
   });
 }

@@ -9,20 +9,20 @@
 
 #include "nmt/data/batching.h"
 #include "nmt/data/corpus.h"
-#include "nmt/tensor/batch.h"
 #include "nmt/text/subword.h"
+#include "nmt/text/token_ids.h"
 #include "nmt/train/options.h"
 
 namespace nmt::train {
 
 struct EncodedSet {
-  std::vector<Ids> src, tgt;
+  std::vector<text::TokenIds> src, tgt;
   std::vector<std::string> src_text, tgt_text;  // raw sentences (validation references, subword sampling)
-  std::vector<data::ExampleLength> lengths;     // with EOS / BOS added
+  std::vector<data::ExampleLength> lengths;     // with EOS / BOS added (data::lengths_with_eos)
 };
 
 // Encodes a corpus; with `drop_long`, pairs with a side longer than max_len subwords (EOS
-// included) are left out and counted in *dropped.
+// included: data::pair_fits_with_eos) are left out and counted in *dropped.
 EncodedSet encode_set(const data::ParallelCorpus& corpus, const text::SubwordPair& sp, int64_t max_len, bool drop_long,
                       size_t* dropped);
 

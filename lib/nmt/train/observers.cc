@@ -141,7 +141,7 @@ ValidationResult Validator::measure() {
     torch::Tensor nll = torch::zeros({}, torch::kDouble);
     int64_t tokens = 0;
     for (const auto& idx : data::plan_batches(valid_.lengths, bo, 0)) {
-      std::vector<const Ids*> s, t;
+      std::vector<const text::TokenIds*> s, t;
       for (size_t i : idx) {
         s.push_back(&valid_.src[i]);
         t.push_back(&valid_.tgt[i]);
@@ -155,13 +155,12 @@ ValidationResult Validator::measure() {
     r.ppl = std::exp(std::min(r.loss, 50.0));
   }
   if (o_.valid_bleu) {
-    decode::DecodeOptions d;
-    d.max_len_b = o_.valid_max_len_b;
-    std::vector<std::string> out;
-    out.reserve(valid_.src.size());
     decode::SearchOptions search;
     search.beam = o_.valid_beam;
-    for (const auto& n : decode::search(model_, valid_.src, d, *decode::make_search_strategy(search)))
+    search.max_len_b = o_.valid_max_len_b;
+    std::vector<std::string> out;
+    out.reserve(valid_.src.size());
+    for (const auto& n : decode::search(model_, valid_.src, decode::decode_options(search), *decode::make_search_strategy(search)))
       out.push_back(n.empty() ? std::string() : target_subwords_.decode(n.front().tokens));
     r.bleu = metrics::BleuScorer().corpus_score(out, {valid_.tgt_text}).score;
   }

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "nmt/models/gru_config.h"
+#include "nmt/models/transformer_config.h"
 #include "nmt/util/error.h"
 
 namespace nmt::train {
@@ -11,9 +13,10 @@ namespace {
 void transformer_small(TrainOptions& o) {
   // Tuned on Multi30k val for a 60-minute budget on 2 CPU cores (see README).
   auto& m = o.model;
+  auto& t = m.get<models::TransformerConfig>();
   m.type = "transformer";
-  m.d_model = 256; m.heads = 4; m.ffn = 1024; m.encoder_layers = 3; m.decoder_layers = 3;
-  m.dropout = 0.1; m.pre_norm = false;
+  t.d_model = 256; t.heads = 4; t.ffn = 1024; t.encoder_layers = 3; t.decoder_layers = 3;
+  m.dropout = 0.1; t.pre_norm = false;
   o.lr = 1e-3; o.warmup = 300; o.max_tokens = 2500; o.label_smoothing = 0.1; o.clip_norm = 0;
   o.vocab_size = 8000;
 }
@@ -21,9 +24,10 @@ void transformer_small(TrainOptions& o) {
 void transformer_base(TrainOptions& o) {
   // Vaswani et al. (2017), base: 512 / 6+6 layers / 8 heads / FFN 2048.
   auto& m = o.model;
+  auto& t = m.get<models::TransformerConfig>();
   m.type = "transformer";
-  m.d_model = 512; m.heads = 8; m.ffn = 2048; m.encoder_layers = 6; m.decoder_layers = 6;
-  m.dropout = 0.1; m.pre_norm = false;
+  t.d_model = 512; t.heads = 8; t.ffn = 2048; t.encoder_layers = 6; t.decoder_layers = 6;
+  m.dropout = 0.1; t.pre_norm = false;
   o.lr = 7e-4; o.warmup = 4000; o.max_tokens = 4096; o.label_smoothing = 0.1;
   o.vocab_size = 8000;
 }
@@ -45,8 +49,9 @@ void transformer_gpu_5m(TrainOptions& o) {
 
 void transformer_tiny(TrainOptions& o) {
   auto& m = o.model;
+  auto& t = m.get<models::TransformerConfig>();
   m.type = "transformer";
-  m.d_model = 32; m.heads = 2; m.ffn = 64; m.encoder_layers = 1; m.decoder_layers = 1;
+  t.d_model = 32; t.heads = 2; t.ffn = 64; t.encoder_layers = 1; t.decoder_layers = 1;
   m.dropout = 0.0;
   o.lr = 3e-3; o.warmup = 10; o.max_tokens = 512; o.label_smoothing = 0.0;
   o.vocab_size = 100;
@@ -59,8 +64,9 @@ void gru_small(TrainOptions& o) {
   // more updates, and lr 0.003 with warm-up and inverse-square-root decay instead of a
   // constant 0.005 (5.3 val BLEU after 20 minutes).
   auto& m = o.model;
+  auto& g = m.get<models::GruConfig>();
   m.type = "gru";
-  m.embedding = 256; m.hidden = 256; m.rnn_layers = 2; m.dropout = 0.2; m.bidirectional = true;
+  g.embedding = 256; g.hidden = 256; g.rnn_layers = 2; m.dropout = 0.2; g.bidirectional = true;
   o.lr = 3e-3; o.warmup = 200; o.lr_schedule = LrSchedule::kInverseSqrt; o.clip_norm = 1.0; o.label_smoothing = 0.1;
   o.max_tokens = 2500; o.vocab_size = 8000;
 }
@@ -77,8 +83,8 @@ void gru_small_1h(TrainOptions& o) {
   // docs/experiments.md#x-and-y-layer-normalised-grus-the-recipe-now-zen-4-2026-11-29.
   gru_small(o);
   o.model.dropout = 0.3;
-  o.model.rnn_layers = 1;
-  o.model.rnn_layer_norm = true;
+  o.model.get<models::GruConfig>().rnn_layers = 1;
+  o.model.get<models::GruConfig>().rnn_layer_norm = true;
   o.lr = 5e-3;
   o.lr_schedule = LrSchedule::kLinear; o.min_lr = 0; o.max_time_s = 56 * 60;
   o.valid_after = 2400;
@@ -87,8 +93,9 @@ void gru_small_1h(TrainOptions& o) {
 
 void gru_tiny(TrainOptions& o) {
   auto& m = o.model;
+  auto& g = m.get<models::GruConfig>();
   m.type = "gru";
-  m.embedding = 32; m.hidden = 32; m.rnn_layers = 1; m.dropout = 0.0;
+  g.embedding = 32; g.hidden = 32; g.rnn_layers = 1; m.dropout = 0.0;
   o.lr = 1e-2; o.warmup = 0; o.lr_schedule = LrSchedule::kConstant; o.clip_norm = 1.0; o.label_smoothing = 0.0;
   o.max_tokens = 512; o.vocab_size = 100;
 }

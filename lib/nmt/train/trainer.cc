@@ -12,11 +12,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "nmt/util/rng.h"
+#include "nmt/data/dataset_source.h"
 #include "nmt/models/model_io.h"
 #include "nmt/tensor/batch.h"
 #include "nmt/tensor/device.h"
 #include "nmt/tensor/threads.h"
+#include "nmt/train/corpus_source.h"
 #include "nmt/train/observers.h"
 #include "nmt/train/run_directory.h"
 #include "nmt/train/step.h"
@@ -117,6 +118,39 @@ void load_optimizer_bytes(torch::optim::Optimizer& optimizer, const std::string&
   optimizer.load(archive);
 }
 
+// --data's dataset. Every rank opens its own copy (the path may differ between hosts); all must
+// hold the dataset rank 0 trains on, since every rank plans the same batches and reads the
+// pairs of its own.
+std::unique_ptr<data::MappedDataset> open_dataset(const std::string& dir, Distributed& dist) {
+  const std::string where = dist.active() ? fmt::format("rank {} on {}: ", dist.rank(), host_name()) : std::string();
+  std::unique_ptr<data::MappedDataset> dataset;
+  try {
+    dataset = data::MappedDataset::open(dir);
+  } catch (const RuntimeError& e) {
+    throw RuntimeError(where + e.what());
+  }
+  if (!dist.active()) return dataset;
+  const std::string mine = dataset->manifest().to_json().at("shards").dump();
+  if (dist.share_from_main("dataset-shards", mine) != mine)
+    throw RuntimeError(fmt::format("{}{}: not the dataset rank 0 trains on (the manifests' shards differ)", where, dir));
+  return dataset;
+}
+
+// The one place that knows which kind of training pairs a run has: --data's dataset, else the
+// corpus read from --train / --train-tsv.
+std::unique_ptr<data::BatchSource> open_batch_source(const TrainOptions& o, data::ParallelCorpus train,
+                                                     Distributed& dist, const data::BatchSource::Log& log) {
+  data::PlanOptions plan;
+  plan.max_tokens = static_cast<size_t>(o.max_tokens);
+  plan.seed = o.seed;
+  plan.max_len = o.model.max_positions - 1;
+  if (o.data_dir.empty())
+    return std::make_unique<CorpusBatchSource>(std::move(train), plan, SubwordSampling{o.subword_alpha, o.subword_nbest},
+                                               log);
+  return std::make_unique<data::DatasetBatchSource>(open_dataset(o.data_dir, dist), static_cast<uint64_t>(o.data_pool),
+                                                    plan, log);
+}
+
 }  // namespace
 
 // ---- Trainer
@@ -149,49 +183,23 @@ void Trainer::prepare_output_dir() {
 // Every rank reads the corpus; rank 0 makes the subword model(s) and shares them.
 void Trainer::prepare_data() {
   Corpora corpora = read_corpora(o_);
-  if (!o_.data_dir.empty()) open_dataset();
-  if (is_main_ && !resuming_) make_subword_models(corpora.train);
-  std::string target_bytes;
-  auto load = [&](const char* file, std::string* bytes) {
+  source_ = open_batch_source(o_, std::move(corpora.train), *dist_, [this](const std::string& line) { log(line); });
+  if (is_main_ && !resuming_) make_subword_models();
+  auto load = [&](const char* file) {
     const fs::path path = out_ / file;
-    *bytes = is_main_ ? read_file(path.string()) : "";
-    if (dist_->active()) *bytes = dist_->share_from_main(file, *bytes);
-    return text::SubwordModel::load_from_serialized(*bytes, is_main_ ? path.string() : fmt::format("rank 0's {}", file));
+    std::string bytes = is_main_ ? read_file(path.string()) : "";
+    if (dist_->active()) bytes = dist_->share_from_main(file, bytes);
+    return text::SubwordModel::load_from_serialized(bytes, is_main_ ? path.string() : fmt::format("rank 0's {}", file));
   };
-  sp_.target = load(models::kSubwordFile, &target_bytes);
-  std::string source_bytes;
-  sp_.source = o_.separate_vocab ? load(models::kSourceSubwordFile, &source_bytes) : sp_.target;
+  sp_.target = load(models::kSubwordFile);
+  sp_.source = o_.separate_vocab ? load(models::kSourceSubwordFile) : sp_.target;
   o_.model.src_vocab = sp_.source.vocab_size();
   o_.model.tgt_vocab = sp_.target.vocab_size();
   o_.model.shared_vocab = !o_.separate_vocab;
-  if (dataset_) {
-    const std::string sum = hex64(fnv1a(target_bytes.data(), target_bytes.size()));
-    if (sum != dataset_->manifest().subword_checksum)
-      throw RuntimeError(fmt::format(
-          "{}: made with another subword model than {} (checksum {} against {}): prepare it with --subword-model {}",
-          o_.data_dir, (out_ / models::kSubwordFile).string(), dataset_->manifest().subword_checksum, sum,
-          (out_ / models::kSubwordFile).string()));
-    size_t unused = 0;
-    valid_ = encode_set(corpora.valid, sp_, 0, false, &unused);
-    log(fmt::format("data: {} training pairs in {} shard(s) of {} (read from disk, shuffled in pools of {}), {} validation "
-                    "pairs, vocabulary {}",
-                    dataset_->size(), dataset_->manifest().shards.size(), o_.data_dir, o_.data_pool, valid_.src.size(),
-                    sp_.target.vocab_size()));
-    return;
-  }
-
-  size_t dropped = 0;
-  train_ = encode_set(corpora.train, sp_, o_.model.max_positions - 1, true, &dropped);
-  if (dropped)
-    log(fmt::format("warning: {} training pairs longer than {} subwords were left out", dropped, o_.model.max_positions - 1));
-  // Only subword sampling reads the training text again (Multi30k's: 3.9 MB in 58k strings).
-  if (o_.subword_alpha == 0) {
-    train_.src_text = std::vector<std::string>();
-    train_.tgt_text = std::vector<std::string>();
-  }
+  source_->use_subwords(sp_, (out_ / models::kSubwordFile).string());
   size_t unused = 0;
   valid_ = encode_set(corpora.valid, sp_, 0, false, &unused);
-  log(fmt::format("data: {} training pairs, {} validation pairs, {}", train_.src.size(), valid_.src.size(),
+  log(fmt::format("data: {}, {} validation pairs, {}", source_->describe(), valid_.src.size(),
                   o_.separate_vocab ? fmt::format("vocabularies {} (source) and {} (target)", sp_.source.vocab_size(),
                                                   sp_.target.vocab_size())
                                     : fmt::format("vocabulary {}", sp_.target.vocab_size())));
@@ -199,7 +207,7 @@ void Trainer::prepare_data() {
 
 // Rank 0 of a fresh run: --init-from's subword models, or new ones trained on the training
 // text: one joint model, or with --separate-vocab one per side.
-void Trainer::make_subword_models(const data::ParallelCorpus& train) {
+void Trainer::make_subword_models() {
   if (!o_.init_from.empty()) {
     // The source model's subwords: its embeddings are indexed by them.
     const std::vector<std::string> files = models::subword_files(/*shared_vocab=*/!o_.separate_vocab);
@@ -208,11 +216,11 @@ void Trainer::make_subword_models(const data::ParallelCorpus& train) {
     log(fmt::format("starting from {}: its {} and {}", o_.init_from, fmt::join(files, ", "), models::kWeightsFile));
     return;
   }
-  if (dataset_) {  // the model the dataset's ids belong to
-    write_file_atomic((out_ / models::kSubwordFile).string(),
-                      read_small_file((fs::path(o_.data_dir) / data::kDatasetSubwordFile).string(), kMaxSubwordBytes));
+  if (const std::optional<std::string> own = source_->own_subword_model()) {  // the model its ids belong to
+    write_file_atomic((out_ / models::kSubwordFile).string(), *own);
     return;
   }
+  const data::ParallelCorpus& train = source_->subword_training_text();
   auto make = [&](const std::vector<std::string>& sentences, bool source_side, const char* file, const char* what) {
     const text::SubwordOptions so = subword_options(o_, source_side);
     log(fmt::format("training a {} SentencePiece model (vocab {}) on {} {}sentences", so.model_type, so.vocab_size,
@@ -296,122 +304,28 @@ double Trainer::budget_progress_before_update() {
   return budget_progress(o_, state_->saved.step + 1, elapsed);
 }
 
-// Before the epoch's batch plan, which is made from the sampled lengths; on resume the
-// interrupted epoch's sampling is redone, so its plan and batches are the same.
-void Trainer::sample_epoch_data() {
-  const auto start = Clock::now();
-  sample_segmentations(train_, sp_, o_.subword_nbest, o_.subword_alpha, o_.seed, state_->saved.epoch,
-                       o_.model.max_positions - 1);
-  if (logged_sampling_time_) return;
-  logged_sampling_time_ = true;
-  log(fmt::format(
-      "subword sampling (--subword-alpha {}, --subword-nbest {}): {} training pairs re-segmented in {:.2f} s "
-      "per epoch",
-      o_.subword_alpha, o_.subword_nbest, train_.src.size(),
-      std::chrono::duration<double>(Clock::now() - start).count()));
-}
-
-// Every rank opens its own copy (the path may differ between hosts); all must hold the dataset
-// rank 0 trains on, since every rank plans the same batches and reads the pairs of its own.
-void Trainer::open_dataset() {
-  const std::string where =
-      dist_->active() ? fmt::format("rank {} on {}: ", dist_->rank(), host_name()) : std::string();
-  try {
-    dataset_ = data::MappedDataset::open(o_.data_dir);
-  } catch (const RuntimeError& e) {
-    throw RuntimeError(where + e.what());
-  }
-  if (!dist_->active()) return;
-  const std::string mine = dataset_->manifest().to_json().at("shards").dump();
-  if (dist_->share_from_main("dataset-shards", mine) != mine)
-    throw RuntimeError(fmt::format("{}{}: not the dataset rank 0 trains on (the manifests' shards differ)", where,
-                                   o_.data_dir));
-}
-
-data::ExampleLength Trainer::example_length(size_t i) const {
-  if (!dataset_) return train_.lengths[i];
-  const data::PairLength len = dataset_->length(i);
-  return {size_t{len.src} + 1, size_t{len.tgt} + 1};
-}
-
 Batch Trainer::micro_batch(const data::Batch& examples) const {
-  std::vector<const Ids*> s, t;
-  s.reserve(examples.size());
-  t.reserve(examples.size());
-  std::vector<Ids> src, tgt;  // --data: the pairs read from the mapped shards
-  if (dataset_) {
-    src.resize(examples.size());
-    tgt.resize(examples.size());
-    for (size_t k = 0; k < examples.size(); ++k) dataset_->pair(examples[k], src[k], tgt[k]);
-  }
-  for (size_t k = 0; k < examples.size(); ++k) {
-    s.push_back(dataset_ ? &src[k] : &train_.src[examples[k]]);
-    t.push_back(dataset_ ? &tgt[k] : &train_.tgt[examples[k]]);
-  }
-  return make_batch(s, t);
+  data::BatchPairs pairs;
+  source_->read(examples, pairs);
+  return make_batch(pairs.src, pairs.tgt);
 }
 
-// Pool `pool` of the epoch's order, planned as a corpus of its own; pairs longer than the model
-// takes are left out here (encode_set leaves them out of an in-memory corpus).
-std::vector<data::Batch> Trainer::pool_plan(uint64_t pool) {
-  const auto epoch = static_cast<uint64_t>(state_->saved.epoch);
-  const data::EpochPermutation order(dataset_->size(), o_.seed, epoch);
-  const std::vector<uint64_t> members = data::pool_members(order, pool, static_cast<uint64_t>(o_.data_pool));
-  const auto max_len = static_cast<size_t>(o_.model.max_positions - 1);
-  const std::vector<data::PairLength> pair_lengths = dataset_->lengths(members);
-  std::vector<uint64_t> kept;
-  std::vector<data::ExampleLength> lengths;
-  kept.reserve(members.size());
-  lengths.reserve(members.size());
-  for (size_t k = 0; k < members.size(); ++k) {
-    const uint64_t i = members[k];
-    const data::ExampleLength len{size_t{pair_lengths[k].src} + 1, size_t{pair_lengths[k].tgt} + 1};
-    if (len.src > max_len || len.tgt > max_len) {
-      ++dropped_in_epoch_;
-      continue;
-    }
-    kept.push_back(i);
-    lengths.push_back(len);
-  }
-  data::BatchOptions bo;
-  bo.max_tokens = static_cast<size_t>(o_.max_tokens);
-  bo.seed = mix_seed(o_.seed, pool);
-  bo.shuffle = true;
-  std::vector<data::Batch> plan = data::plan_batches(lengths, bo, epoch);
-  for (data::Batch& batch : plan)
-    for (size_t& k : batch) k = kept[k];
-  return plan;
-}
-
+// The source's parts of the epoch in order, from the one a resumed run stopped in.
 StopReason Trainer::run_epoch() {
   TrainState& state = state_->saved;
   if (o_.max_epochs > 0 && state.epoch > o_.max_epochs) return StopReason::kMaxEpochs;
   epoch_info_ = UpdateInfo();
   epoch_info_.epoch_start = Clock::now();
   first_plan_of_run_epoch_ = true;
-  if (!dataset_) {
-    if (o_.subword_alpha > 0) sample_epoch_data();
-    data::BatchOptions bo;
-    bo.max_tokens = static_cast<size_t>(o_.max_tokens);
-    bo.seed = o_.seed;
-    bo.shuffle = true;
-    const auto plan = data::plan_batches(train_.lengths, bo, static_cast<uint64_t>(state.epoch));
-    if (const StopReason stop = run_updates(plan, {}); stop != StopReason::kNone) return stop;
-  } else {
-    const uint64_t pools = data::pool_count(dataset_->size(), static_cast<uint64_t>(o_.data_pool));
-    for (auto pool = static_cast<uint64_t>(state.pool_in_epoch); pool < pools; ++pool) {
-      const auto plan = pool_plan(pool);
-      if (const StopReason stop = run_updates(plan, {static_cast<size_t>(pool), static_cast<size_t>(pools)});
-          stop != StopReason::kNone)
-        return stop;
-      state.pool_in_epoch = static_cast<int64_t>(pool) + 1;
-      state.batch_in_epoch = 0;
-    }
-    if (dropped_in_epoch_)
-      log(fmt::format("warning: epoch {}: {} training pairs longer than {} subwords were left out", state.epoch,
-                      dropped_in_epoch_, o_.model.max_positions - 1));
-    dropped_in_epoch_ = 0;
+  source_->start_epoch(state.epoch);
+  const size_t parts = source_->parts_per_epoch();
+  for (auto part = static_cast<size_t>(state.pool_in_epoch); part < parts; ++part) {
+    const auto plan = source_->plan(state.epoch, part);
+    if (const StopReason stop = run_updates(plan, {part, parts}); stop != StopReason::kNone) return stop;
+    state.pool_in_epoch = static_cast<int64_t>(part) + 1;
+    state.batch_in_epoch = 0;
   }
+  source_->end_epoch(state.epoch);
   state.epoch += 1;
   state.batch_in_epoch = 0;
   state.pool_in_epoch = 0;
@@ -444,7 +358,7 @@ StopReason Trainer::run_updates(const std::vector<data::Batch>& plan, PlanPart p
     int64_t update_tgt_tokens = 0, update_src_tokens = 0;
     for (size_t b = first; b < end; ++b)
       for (size_t i : plan[b]) {
-        const data::ExampleLength len = example_length(i);
+        const data::ExampleLength len = source_->length(i);
         update_tgt_tokens += static_cast<int64_t>(len.tgt);
         update_src_tokens += static_cast<int64_t>(len.src);
       }

@@ -17,6 +17,7 @@
 
 #include <torch/torch.h>
 
+#include "nmt/data/batch_source.h"
 #include "nmt/data/batching.h"
 #include "nmt/data/corpus.h"
 #include "nmt/data/dataset.h"
@@ -62,21 +63,18 @@ class Trainer {
  private:
   void prepare_output_dir();  // rank 0: create, lock, decide fresh start or resume
   void prepare_data();        // corpora, subword models (rank 0 trains, all load), encoding
-  void make_subword_models(const data::ParallelCorpus& train);  // rank 0, fresh run
+  // Rank 0 of a fresh run: --init-from's subword models, the training data's own, or new ones.
+  void make_subword_models();
   void build();               // config.json, model, optimizer, resumed state
   void sync_ranks();          // rank 0's weights, state and optimizer to every rank
   StopReason run_epoch();     // kNone when the epoch ended without a stop
-  // Where a plan's batches sit in the epoch, for the progress line: the whole epoch's plan, or
-  // with --data pool `index` of `count` (its batches counted as if every pool had as many).
+  // Where a plan's batches sit in the epoch, for the progress line: part `index` of the
+  // source's `count` (its batches counted as if every part had as many).
   struct PlanPart {
     size_t index = 0, count = 1;
   };
   StopReason run_updates(const std::vector<data::Batch>& plan, PlanPart part);
-  std::vector<data::Batch> pool_plan(uint64_t pool);  // --data: pool `pool` of this epoch
-  data::ExampleLength example_length(size_t i) const;  // EOS / BOS included
   Batch micro_batch(const data::Batch& examples) const;
-  void open_dataset();        // --data: map it and check it against the subword model
-  void sample_epoch_data();   // --subword-alpha: this epoch's segmentation of the training set
   StopReason stop_before_update();
   double budget_progress_before_update();  // --lr-schedule linear|cosine
   TrainSummary finish(StopReason reason);
@@ -93,18 +91,16 @@ class Trainer {
   std::optional<DirectoryLock> owner_;  // held until training ends: one run per directory at a time
 
   text::SubwordPair sp_;
-  EncodedSet train_, valid_;  // train_ stays empty with --data
-  std::unique_ptr<data::MappedDataset> dataset_;
-  size_t dropped_in_epoch_ = 0;
+  std::unique_ptr<data::BatchSource> source_;  // the training pairs: a corpus in memory or --data's dataset
+  EncodedSet valid_;
   UpdateInfo epoch_info_;                // what the observers see of the epoch's progress
-  bool first_plan_of_run_epoch_ = true;  // the epoch's first plan in this process (resumed: mid-epoch)  // --data: pairs longer than the model takes, left out this epoch
+  bool first_plan_of_run_epoch_ = true;  // the epoch's first plan in this process (resumed: mid-epoch)
 
   models::Seq2SeqModel model_{nullptr};
   std::vector<torch::Tensor> params_;
   std::unique_ptr<torch::optim::Adam> optimizer_;
   std::unique_ptr<TrainingState> state_;
   int64_t bad_in_a_row_ = 0;           // consecutive updates skipped for a non-finite loss or gradient
-  bool logged_sampling_time_ = false;  // --subword-alpha: the re-segmentation time is logged once
   bool logged_first_update_ = false;   // the start-up time is logged once
 
   std::unique_ptr<viz::ProgressLine> progress_;

@@ -27,4 +27,8 @@ class RuntimeError : public Error {
   explicit RuntimeError(const std::string& what) : Error(what, 1) {}
 };
 
+// The first line of an exception's message: LibTorch's carry a backtrace after it, and every
+// error nmt prints is one line.
+inline std::string first_line(const std::string& what) { return what.substr(0, what.find('\n')); }
+
 }  // namespace nmt
