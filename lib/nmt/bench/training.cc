@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <span>
 #include <string>
 #include <vector>
 
@@ -102,15 +101,17 @@ struct TimedUpdates {
   double flops = 0, loss_per_token = 0, seconds = 0;
 };
 
+// The updates on batches first, first + 1, ... of `all`, timed (the ones before warm up).
 TimedUpdates time_updates(models::Seq2SeqModelImpl& model, torch::optim::Adam& optimizer,
-                          const std::vector<torch::Tensor>& params, std::span<const Batch> batches,
+                          const std::vector<torch::Tensor>& params, const std::vector<Batch>& all, size_t first,
                           const train::TrainOptions& o, const torch::Device& device) {
   TimedUpdates u;
   torch::Tensor loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device));
   synchronize(device);
   reset_peak_gpu_memory(device);
   const auto t0 = BenchClock::now();
-  for (const Batch& b : batches) {
+  for (size_t i = first; i < all.size(); ++i) {
+    const Batch& b = all[i];
     auto r = train::train_step(model, optimizer, params, b, o, o.lr);
     loss_sum += r.sums.loss.to(torch::kDouble);
     u.tokens += b.src_tokens + b.tgt_tokens;
@@ -146,8 +147,7 @@ nlohmann::json measure_training(const train::TrainOptions& options, const ModelR
   auto params = model->parameters();
   auto optimizer = train::make_optimizer(params, o);
   for (int64_t i = 0; i < bench.warmup; ++i) train::train_step(*model, optimizer, params, batches[i], o, o.lr);
-  const auto timed = std::span<const Batch>(batches).subspan(static_cast<size_t>(bench.warmup));
-  const TimedUpdates u = time_updates(*model, optimizer, params, timed, o, device);
+  const TimedUpdates u = time_updates(*model, optimizer, params, batches, static_cast<size_t>(bench.warmup), o, device);
   return {{"impl", "nmt"}, {"fused", !bench.unfused}, {"model", o.model.type}, {"preset", recipe.preset},
           {"steps", bench.steps}, {"device", device.str()}, {"bf16", o.bf16}, {"peak_gpu_mb", peak_gpu_mb(device)},
           {"seconds", u.seconds}, {"tokens", u.tokens}, {"tokens_per_s", u.tokens / u.seconds},

@@ -11,12 +11,13 @@ constexpr const char* kRefused = "sacreBLEU's; refused (needs the raw WMT files)
 constexpr const char* kNoRegistry = "sacreBLEU's; refused (nmt has no test-set registry)";
 }  // namespace
 
-const std::vector<OptionSpec<BleuCommandOptions>>& bleu_option_specs() {
-  using O = BleuCommandOptions;
-  // One group, as sacreBLEU's --help. The choices of -s and -f and the range of --d2l-k are
-  // checked as the command line is read (checked_when_read), as they were before the table, so
-  // --help and those errors keep CLI11's words; the other ranges are checked before any work.
-  static const std::vector<OptionSpec<O>> specs = {
+namespace {
+using O = BleuCommandOptions;
+
+// The files, the metrics, tokenization and casing, and sacreBLEU's test-set options (refused
+// here): the first half of sacreBLEU's --help.
+std::vector<OptionSpec<O>> input_and_output_rows() {
+  return {
       list_option("files", "files", "",
                   "System files (one segment per line; the first is the baseline of paired tests), or the "
                   "reference files when -i names the systems",
@@ -64,6 +65,15 @@ const std::vector<OptionSpec<BleuCommandOptions>>& bleu_option_specs() {
       option("force", "--force", "", "Accepted for sacreBLEU compatibility (nmt does not warn)", &O::force)
           .as_switch()
           .is_hidden(),
+  };
+}
+
+// BLEU's smoothing and sentence scores, the output's layout, chrF's and TER's settings,
+// confidence intervals and paired tests: the second half. The choices of -s and -f and the range of --d2l-k are checked as the command
+// line is read (checked_when_read), as they were before the table, so --help and those errors
+// keep CLI11's words; the other ranges are checked before any work.
+std::vector<OptionSpec<O>> metric_rows() {
+  return {
       option("smooth_method", "-s,--smooth-method", "", "BLEU smoothing", &O::smooth_method)
           .one_of({"exp", "floor", "add-k", "none"})
           .checked_when_read(),
@@ -138,6 +148,16 @@ const std::vector<OptionSpec<BleuCommandOptions>>& bleu_option_specs() {
           .as_switch()
           .is_hidden(),
   };
+}
+}  // namespace
+
+// One group, in sacreBLEU's --help order.
+const std::vector<OptionSpec<BleuCommandOptions>>& bleu_option_specs() {
+  static const std::vector<OptionSpec<O>> specs = [] {
+    std::vector<OptionSpec<O>> rows = input_and_output_rows();
+    for (auto& row : metric_rows()) rows.push_back(std::move(row));
+    return rows;
+  }();
   return specs;
 }
 

@@ -2,11 +2,11 @@
 
 #include <algorithm>
 
-#include "nmt/models/model.h"
+#include "nmt/text/special_ids.h"
 
 namespace nmt {
-using models::kBosId;
-using models::kEosId;
+using text::kBosId;
+using text::kEosId;
 using text::TokenIds;
 
 namespace {
