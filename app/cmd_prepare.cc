@@ -58,7 +58,7 @@ void add_prepare_command(CLI::App& app) {
         return;
       }
       run_prepare(o);
-    }, [](const std::string& key) { return flag_in(data::prepare_option_specs(), key); });
+    }, binder->flag_names());
   });
 }
 

@@ -22,32 +22,15 @@ namespace nmt::cli {
 std::string flag_of(const std::string& key);
 
 // Runs `f`, turning a library OptionError ('beam' is 0, ...) into the command line's words
-// (--beam is 0, ...).
-template <class F>
-decltype(auto) with_flag_names(F&& f) {
-  try {
-    return f();
-  } catch (const OptionError& e) {
-    throw UsageError(e.message(flag_of));
-  }
-}
-
-// The same with `name` (key → flag): a command's own table, whose keys flag_of does not know.
-template <class F, class Name>
-decltype(auto) with_flag_names(F&& f, const Name& name) {
+// (--beam is 0, ...); with `name` (key → flag, e.g. OptionBinder::flag_names), a command's own
+// table names the keys flag_of does not know.
+template <class F, class Name = std::string (*)(const std::string&)>
+decltype(auto) with_flag_names(F&& f, const Name& name = flag_of) {
   try {
     return f();
   } catch (const OptionError& e) {
     throw UsageError(e.message(name));
   }
-}
-
-// The flag of `key` in a command's own table `specs` ("--shard-size" for "shard_pairs"), else
-// flag_of(key).
-template <class S>
-std::string flag_in(const std::vector<OptionSpec<S>>& specs, const std::string& key) {
-  const OptionSpec<S>* spec = find_option(specs, key);
-  return spec && !spec->flag.empty() ? spec->long_flag() : flag_of(key);
 }
 
 // Which options of a table a command takes, and the help texts it words for itself. A command
@@ -81,7 +64,7 @@ class OptionBinder {
 
   // The options given (on the command line or in a --config file) over `s`; each converted by
   // its table, errors naming the flag. Ranges are the caller's to check, with the cross-checks.
-  void apply(S& s) const { apply(s, own_flags()); }
+  void apply(S& s) const { apply(s, flag_names()); }
   // The same with errors naming options by `name` (key → flag): a binary without flag_of's
   // tables (the launcher's `nmt bleu`) passes its own table's.
   void apply(S& s, const std::function<std::string(const std::string&)>& name) const {
@@ -104,8 +87,18 @@ class OptionBinder {
   // flag); cross-checks are the caller's.
   S checked(S s = S{}) const {
     apply(s);
-    with_flag_names([&] { for (const auto& [opt, spec] : bound_) spec->check(s); }, own_flags());
+    with_flag_names([&] { for (const auto& [opt, spec] : bound_) spec->check(s); }, flag_names());
     return s;
+  }
+
+  // Key → flag, this table's rows first: a command's own keys are not flag_of's. (For the
+  // shared tables both agree: a key has one flag in every table.)
+  std::function<std::string(const std::string&)> flag_names() const {
+    return [this](const std::string& key) {
+      for (const auto& [opt, spec] : bound_)
+        if (spec->key == key) return spec->long_flag();
+      return flag_of(key);
+    };
   }
 
  private:
@@ -129,16 +122,6 @@ class OptionBinder {
     if (spec.hidden) opt->group("");
     else if (!spec.group.empty()) opt->group(spec.group);
     bound_.push_back({opt, &spec});
-  }
-
-  // Errors name this table's rows by their flags first: a command's own keys are not flag_of's.
-  // (For the shared tables both agree: a key has one flag in every table.)
-  std::function<std::string(const std::string&)> own_flags() const {
-    return [this](const std::string& key) {
-      for (const auto& [opt, spec] : bound_)
-        if (spec->key == key) return spec->long_flag();
-      return flag_of(key);
-    };
   }
 
   // CLI11's own check of the row's choices or closed range (shown after the type in --help).
