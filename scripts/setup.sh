@@ -76,6 +76,7 @@ packages=(
   libfmt-dev              # fmt, where the LibTorch found ships none of its own (Debian's 1.13)
   nlohmann-json3-dev      # JSON for configs, --json output, metrics.jsonl
   libcpp-httplib-dev      # HTTP/1.1 server of `nmt serve` (tests: its API over loopback)
+  libdnnl-dev             # oneDNN: the CPU engine's float32 matrix products (lib/nmt/engine/linear.h)
   libgtest-dev            # test suite
   libpugixml-dev          # tests: an XML parser of someone else's reads the SVG/HTML nmt writes
   zlib1g-dev              # tests: reading the report's PNG screenshot

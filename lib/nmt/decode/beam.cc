@@ -15,15 +15,6 @@ namespace nmt::decode {
 using models::kBosId;
 using models::kEosId;
 
-double length_penalty(const BeamOptions& o, int64_t length) {
-  switch (o.length_penalty) {
-    case LengthPenalty::kGnmt: return std::pow((5.0 + static_cast<double>(length)) / 6.0, o.alpha);
-    case LengthPenalty::kAverage: return static_cast<double>(std::max<int64_t>(length, 1));
-    case LengthPenalty::kNone: return 1.0;
-  }
-  return 1.0;
-}
-
 void BeamSearch::validate() const {
   if (options_.beam < 1) throw UsageError("--beam must be at least 1");
   if (options_.nbest < 1 || options_.nbest > options_.beam) throw UsageError("--nbest must be between 1 and --beam");

@@ -7,7 +7,9 @@
 #include <memory>
 #include <vector>
 
+#include "nmt/decode/batch_plan.h"
 #include "nmt/decode/decoding_model.h"
+#include "nmt/decode/hypothesis.h"
 #include "nmt/decode/search_options.h"
 #include "nmt/tensor/batch.h"
 #include "nmt/text/lexical_constraints.h"
@@ -30,20 +32,6 @@ struct DecodeOptions {
   std::function<void(size_t)> on_batch_done;
 };
 
-struct Hypothesis {
-  text::TokenIds tokens;              // without BOS/EOS (a forced prefix included)
-  double score = 0;        // what the strategy ranked: log_prob / length penalty for beam search,
-                           // log_prob otherwise (0 for greedy search without token log-probs)
-  double log_prob = 0;     // sum of the token log-probabilities, EOS included when emitted
-  // When asked for: the log-probability of each token, then of the EOS when one was emitted.
-  std::vector<double> token_log_probs;
-  // When recorded: for each target token (and the final EOS), the attention over the source
-  // tokens (including the source EOS), each row summing to 1.
-  std::vector<std::vector<float>> attention;
-};
-
-// Per source, the strategy's hypotheses, best first (one for greedy search and sampling).
-using SearchResult = std::vector<Hypothesis>;
 
 // One batch as the driver hands it to a strategy: the model's started state and, per row,
 // everything the strategy needs to know about its sentence.

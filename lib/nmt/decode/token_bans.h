@@ -9,14 +9,11 @@
 
 #include <torch/torch.h>
 
+#include "nmt/decode/ngram_bans.h"
 #include "nmt/tensor/batch.h"
 #include "nmt/text/lexical_constraints.h"
 
 namespace nmt::decode {
-
-// The tokens that may not follow `history`: each token that followed an earlier occurrence of
-// its last n-1 tokens (for n = 1, every token already in it). Sorted, unique; none for n < 1.
-std::vector<int64_t> repeated_ngram_bans(const text::TokenIds& history, int64_t n);
 
 // One model row as the bans see it.
 struct RowBans {

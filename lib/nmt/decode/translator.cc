@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "nmt/decode/cpu_engine.h"
 #include "nmt/decode/forced.h"
 #include "nmt/models/quantize.h"
 #include "nmt/tensor/device.h"
@@ -54,7 +55,19 @@ Translator load_translator(const std::vector<std::string>& model_dirs, const Run
     }
     models.back().model->to(device);
   }
-  return Translator(std::move(models));
+  const bool required = runtime.engine == "native";
+  std::string why = device.is_cpu() ? engine_cannot_decode(models) : "the CPU engine decodes on the CPU only";
+  if (required && !why.empty()) throw UsageError(fmt::format("--engine native: {}; use --engine torch", why));
+  std::shared_ptr<const engine::Engine> engine;
+  if (runtime.engine != "torch" && why.empty()) engine = make_cpu_engine(models);
+  Translator translator(std::move(models));
+  if (engine) translator.set_engine(std::move(engine), required);
+  return translator;
+}
+
+void Translator::set_engine(std::shared_ptr<const engine::Engine> engine, bool required) {
+  engine_ = std::move(engine);
+  engine_required_ = required;
 }
 
 Translator::Translator(models::LoadedModel model) {
@@ -136,8 +149,15 @@ std::vector<std::vector<Translation>> Translator::translate(const std::vector<st
   std::vector<text::LineConstraints> constraint_ids;
   if (constraints)
     for (size_t i : non_empty) constraint_ids.push_back(encode_constraints((*constraints)[i]));
-  auto results = search(*decoding_, sources, options, strategy, prefixes ? &prefix_ids : nullptr,
-                        constraints ? &constraint_ids : nullptr);
+  bool any_include = false;
+  for (const auto& c : constraint_ids) any_include |= !c.include.empty();
+  const std::string why = engine_ ? engine_cannot_search(strategy, any_include) : "";
+  if (engine_required_ && !why.empty()) throw UsageError(fmt::format("--engine native: {}; use --engine torch or auto", why));
+  auto results = engine_ && why.empty()
+                     ? engine_search(*engine_, sources, options, strategy, prefixes ? &prefix_ids : nullptr,
+                                     constraints ? &constraint_ids : nullptr)
+                     : search(*decoding_, sources, options, strategy, prefixes ? &prefix_ids : nullptr,
+                              constraints ? &constraint_ids : nullptr);
   std::vector<std::vector<Translation>> out(lines.size(), std::vector<Translation>(1));
   for (size_t k = 0; k < results.size(); ++k) {
     auto& dst = out[non_empty[k]];

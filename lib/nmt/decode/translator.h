@@ -13,6 +13,10 @@
 #include "nmt/text/word_alignment.h"
 #include "nmt/viz/heatmap.h"
 
+namespace nmt::engine {
+class Engine;
+}
+
 namespace nmt::decode {
 
 struct TranslateStats {
@@ -86,6 +90,11 @@ class Translator {
   // word to the word of the source subword it attends to most.
   std::vector<text::WordLink> word_alignment(const Hypothesis& hypothesis, const std::string& source) const;
 
+  // Decodes the searches the CPU engine takes on it (decode/cpu_engine.h), the rest on LibTorch;
+  // with `required` (--engine native) a search it cannot run is a UsageError saying why.
+  void set_engine(std::shared_ptr<const engine::Engine> engine, bool required);
+  bool has_engine() const { return engine_ != nullptr; }
+
   models::LoadedModel& loaded() { return models_.front(); }
   const std::vector<models::LoadedModel>& members() const { return models_; }
   const text::SubwordPair& subwords() const { return models_.front().subwords; }
@@ -100,6 +109,8 @@ class Translator {
                           TranslateStats& local);
   std::vector<models::LoadedModel> models_;
   std::unique_ptr<DecodingModel> decoding_;
+  std::shared_ptr<const engine::Engine> engine_;
+  bool engine_required_ = false;
 };
 
 }  // namespace nmt::decode

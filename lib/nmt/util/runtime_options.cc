@@ -12,6 +12,11 @@ const std::vector<OptionSpec<RuntimeOptions>>& runtime_option_specs() {
              "CPU (an int8 model directory needs no flag)",
              &O::int8)
           .as_switch(),
+      option("engine", "--engine", "Runtime",
+             "Which decoder runs on the CPU: native (nmt's own engine: packed weights, no LibTorch), torch (LibTorch: "
+             "the reference, and the GPU) or auto (native for the models and searches it takes, else torch)",
+             &O::engine)
+          .one_of({"auto", "native", "torch"}),
       option("quiet", "-q,--quiet", "Runtime", "No warnings or progress on stderr (errors still shown)", &O::quiet)
           .as_switch(),
   };

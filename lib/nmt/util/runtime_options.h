@@ -29,10 +29,14 @@ struct RuntimeOptions {
   int threads = 0;     // 0: the libraries' default
   std::string device;  // empty: CUDA when available, else the CPU
   bool int8 = false;   // quantise fp32 models on load (models/quantize.h)
+  // Which decoder runs on the CPU: "native" (nmt's own engine, engine/engine.h), "torch"
+  // (LibTorch: the reference, and the only one on a GPU), or "auto": the engine for the models
+  // and searches it takes, LibTorch for the rest.
+  std::string engine = "auto";
   bool quiet = false;
 };
 
-// threads, device, int8, quiet.
+// threads, device, int8, engine, quiet.
 const std::vector<OptionSpec<RuntimeOptions>>& runtime_option_specs();
 
 }  // namespace nmt

@@ -1,0 +1,155 @@
+#include "nmt/engine/linear.h"
+
+#include <atomic>
+#include <string>
+#include <unordered_map>
+
+#include <dnnl.hpp>
+#include <fmt/format.h>
+#include <omp.h>
+
+#include "nmt/util/error.h"
+
+namespace nmt::engine {
+namespace {
+
+std::atomic<uint64_t> g_next_weight_id{1};
+
+// The row stride of Wᵀ: out rounded up to 16 floats (64 bytes), moved off multiples of 256 floats.
+int64_t padded_stride(int64_t out) {
+  int64_t stride = (out + 15) / 16 * 16;
+  if (stride % 256 == 0) stride += 16;
+  return stride;
+}
+
+dnnl::algorithm algorithm_of(Activation a) {
+  switch (a) {
+    case Activation::kRelu: return dnnl::algorithm::eltwise_relu;
+    case Activation::kSwish: return dnnl::algorithm::eltwise_swish;
+    case Activation::kGelu: return dnnl::algorithm::eltwise_gelu_erf;
+    case Activation::kNone: break;
+  }
+  return dnnl::algorithm::undef;
+}
+
+// Applies an epilogue on y = x·Wᵀ + b already computed in `tmp` (the int8 path).
+void apply_epilogue(const float* tmp, int64_t n, float* y, const Epilogue& e) {
+  for (int64_t i = 0; i < n; ++i) {
+    float v = tmp[i];
+    switch (e.activation) {
+      case Activation::kRelu: v = v > 0 ? v : 0; break;
+      case Activation::kSwish: v = v / (1 + std::exp(-v)); break;
+      case Activation::kGelu: v = 0.5f * v * (1 + std::erf(v * 0.70710678118654752f)); break;
+      case Activation::kNone: break;
+    }
+    y[i] = e.accumulate ? y[i] + v : v;
+  }
+}
+
+}  // namespace
+
+struct GemmCache::Impl {
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{engine};
+  std::unordered_map<uint64_t, dnnl::matmul> matmuls;
+  std::vector<float> int8_out;  // the int8 path's result before its epilogue
+
+  dnnl::matmul& matmul_for(uint64_t key, int64_t rows, int64_t in, int64_t out, int64_t stride, bool bias,
+                           const Epilogue& e) {
+    auto found = matmuls.find(key);
+    if (found != matmuls.end()) return found->second;
+    using dt = dnnl::memory::data_type;
+    const dnnl::memory::desc x({rows, in}, dt::f32, dnnl::memory::format_tag::ab);
+    const dnnl::memory::desc w({in, out}, dt::f32, dnnl::memory::dims{stride, 1});
+    const dnnl::memory::desc y({rows, out}, dt::f32, dnnl::memory::format_tag::ab);
+    dnnl::post_ops ops;
+    if (e.accumulate) ops.append_sum(1.0f);
+    // eltwise's alpha: ReLU's slope below zero (0), swish's β (1); GELU reads none.
+    const float alpha = e.activation == Activation::kRelu ? 0.0f : 1.0f;
+    if (e.activation != Activation::kNone) ops.append_eltwise(1.0f, algorithm_of(e.activation), alpha, 0.0f);
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(ops);
+    const auto desc = bias ? dnnl::matmul::desc(x, w, dnnl::memory::desc({1, out}, dt::f32, dnnl::memory::format_tag::ab), y)
+                           : dnnl::matmul::desc(x, w, y);
+    return matmuls.emplace(key, dnnl::matmul(dnnl::matmul::primitive_desc(desc, attr, engine))).first->second;
+  }
+};
+
+GemmCache::GemmCache() : impl_(std::make_unique<Impl>()) {}
+GemmCache::~GemmCache() = default;
+GemmCache::GemmCache(GemmCache&&) noexcept = default;
+GemmCache& GemmCache::operator=(GemmCache&&) noexcept = default;
+
+Linear Linear::float32(const float* weight, const float* bias, int64_t out_features, int64_t in_features) {
+  Linear l;
+  l.out_ = out_features;
+  l.in_ = in_features;
+  l.stride_ = padded_stride(out_features);
+  auto t = std::make_shared<std::vector<float>>(static_cast<size_t>(in_features * l.stride_), 0.0f);
+  for (int64_t o = 0; o < out_features; ++o)
+    for (int64_t i = 0; i < in_features; ++i) (*t)[static_cast<size_t>(i * l.stride_ + o)] = weight[o * in_features + i];
+  l.transposed_ = std::move(t);
+  if (bias) l.bias_ = std::make_shared<const std::vector<float>>(bias, bias + out_features);
+  l.id_ = g_next_weight_id++;
+  return l;
+}
+
+Linear Linear::int8(const quant::QuantizedWeight& weight, const float* bias) {
+  Linear l;
+  l.out_ = weight.out_features;
+  l.in_ = weight.in_features;
+  l.int8_ = std::make_shared<const quant::PackedWeight>(weight);
+  if (bias) l.bias_ = std::make_shared<const std::vector<float>>(bias, bias + l.out_);
+  l.id_ = g_next_weight_id++;
+  return l;
+}
+
+void Linear::forward(const float* x, int64_t rows, float* y, GemmCache& cache, Epilogue epilogue) const {
+  if (rows == 0) return;
+  GemmCache::Impl& c = cache.impl();
+  if (int8_) {
+    const bool plain = epilogue.activation == Activation::kNone && !epilogue.accumulate;
+    float* out = y;
+    if (!plain) {
+      c.int8_out.resize(static_cast<size_t>(rows * out_));
+      out = c.int8_out.data();
+    }
+    quant::linear(x, rows, *int8_, bias_ ? bias_->data() : nullptr, out, omp_get_max_threads());
+    if (!plain) apply_epilogue(out, rows * out_, y, epilogue);
+    return;
+  }
+  // Key: weight id, rows, epilogue (activation 2 bits, accumulate 1 bit).
+  const uint64_t key = (id_ << 32) ^ (static_cast<uint64_t>(rows) << 3) ^ (static_cast<uint64_t>(epilogue.activation) << 1) ^
+                       (epilogue.accumulate ? 1u : 0u);
+  dnnl::matmul& mm = c.matmul_for(key, rows, in_, out_, stride_, bias_ != nullptr, epilogue);
+  using dt = dnnl::memory::data_type;
+  dnnl::memory xm({{rows, in_}, dt::f32, dnnl::memory::format_tag::ab}, c.engine, const_cast<float*>(x));
+  dnnl::memory wm({{in_, out_}, dt::f32, dnnl::memory::dims{stride_, 1}}, c.engine,
+                  const_cast<float*>(transposed_->data()));
+  dnnl::memory ym({{rows, out_}, dt::f32, dnnl::memory::format_tag::ab}, c.engine, y);
+  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, ym}};
+  if (bias_)
+    args.emplace(DNNL_ARG_BIAS, dnnl::memory({{1, out_}, dt::f32, dnnl::memory::format_tag::ab}, c.engine,
+                                             const_cast<float*>(bias_->data())));
+  mm.execute(c.stream, args);
+  c.stream.wait();
+}
+
+void set_gemm_threads(int threads) { omp_set_num_threads(threads < 1 ? 1 : threads); }
+
+std::string gemm_library() {
+  const dnnl_version_t* v = dnnl_version();
+  const char* isa = "";
+  switch (dnnl::get_effective_cpu_isa()) {
+    case dnnl::cpu_isa::avx512_core_amx: isa = "avx512-amx"; break;
+    case dnnl::cpu_isa::avx512_core_bf16: isa = "avx512-bf16"; break;
+    case dnnl::cpu_isa::avx512_core_vnni: isa = "avx512-vnni"; break;
+    case dnnl::cpu_isa::avx512_core: isa = "avx512"; break;
+    case dnnl::cpu_isa::avx2_vnni: isa = "avx2-vnni"; break;
+    case dnnl::cpu_isa::avx2: isa = "avx2"; break;
+    default: isa = "other"; break;
+  }
+  return fmt::format("oneDNN {}.{}.{} ({})", v->major, v->minor, v->patch, isa);
+}
+
+}  // namespace nmt::engine

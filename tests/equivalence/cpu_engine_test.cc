@@ -1,0 +1,237 @@
+// The CPU engine (engine/engine.h) against the LibTorch path it replaces on the CPU: for every
+// Transformer option and search the engine takes, the same tokens and the same
+// log-probabilities (within 1e-4), on random models and random sources. What a user relies on:
+// `--engine native` and `--engine torch` translate alike.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <iostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "nmt/decode/beam.h"
+#include "nmt/decode/cpu_engine.h"
+#include "nmt/decode/greedy.h"
+#include "nmt/decode/search.h"
+#include "nmt/models/model.h"
+#include "nmt/models/quantize.h"
+#include "nmt/models/transformer_config.h"
+
+using namespace nmt;
+
+namespace {
+
+constexpr int64_t kVocab = 48;
+
+struct Variant {
+  std::string name;
+  std::function<void(models::ModelConfig&)> set;
+};
+
+// A random 2+2-layer Transformer; every parameter (LayerNorms included) perturbed so no
+// weight keeps its neutral initial value.
+models::Seq2SeqModel random_transformer(const Variant& v, uint64_t seed) {
+  torch::manual_seed(seed);
+  models::ModelConfig c;
+  c.type = "transformer";
+  c.src_vocab = c.tgt_vocab = kVocab;
+  c.dropout = 0.0;
+  c.max_positions = 128;
+  auto& t = c.get<models::TransformerConfig>();
+  t.d_model = 32;
+  t.heads = 4;
+  t.ffn = 64;
+  t.encoder_layers = 2;
+  t.decoder_layers = 2;
+  v.set(c);
+  auto m = models::make_model(c);
+  torch::NoGradGuard no_grad;
+  for (auto& p : m->parameters()) p.add_(torch::randn_like(p) * 0.3);
+  m->eval();
+  return m;
+}
+
+std::vector<text::TokenIds> random_sources(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<text::TokenIds> out(n);
+  for (auto& s : out) {
+    s.resize(1 + rng() % 24);
+    for (auto& id : s) id = static_cast<int32_t>(4 + rng() % (kVocab - 4));
+  }
+  return out;
+}
+
+const std::vector<Variant>& variants() {
+  static const std::vector<Variant> v = {
+      {"post-norm relu tied", [](models::ModelConfig&) {}},
+      {"pre-norm gelu concatenated untied bias",
+       [](models::ModelConfig& c) {
+         auto& t = c.get<models::TransformerConfig>();
+         t.pre_norm = true;
+         t.activation = "gelu";
+         t.positions = "concatenated";
+         t.output_bias = true;
+         c.tie_output = false;
+       }},
+      {"swish unscaled tied bias separate vocabularies",
+       [](models::ModelConfig& c) {
+         auto& t = c.get<models::TransformerConfig>();
+         t.activation = "swish";
+         t.scale_embedding = false;
+         t.output_bias = true;
+         c.shared_vocab = false;
+         c.tie_embeddings = false;
+         c.src_vocab = kVocab + 5;
+       }},
+  };
+  return v;
+}
+
+// How closely the engines must agree. float32: the same tokens, except where two hypotheses
+// tie (scores within 5e-5: float rounding in another order picks either), and log-probabilities
+// within 1e-4. int8: each product quantises its input rows, so a rounding difference upstream
+// can move a value by one quantisation step; most outputs must still be the same and their
+// log-probabilities close.
+struct Tolerance {
+  double tie = 5e-5;
+  double log_prob = 1e-4;
+  double min_same = 1.0;  // share of hypotheses with the same tokens, ties aside
+};
+constexpr Tolerance kFloat32{};
+constexpr Tolerance kInt8{0.0, 0.5, 0.9};
+
+void expect_same(const std::vector<decode::SearchResult>& torch_results,
+                 const std::vector<decode::SearchResult>& engine_results, const std::string& what,
+                 const Tolerance& tol) {
+  ASSERT_EQ(torch_results.size(), engine_results.size());
+  int hypotheses = 0, same = 0, ties = 0;
+  for (size_t i = 0; i < torch_results.size(); ++i) {
+    ASSERT_EQ(torch_results[i].size(), engine_results[i].size()) << what << ", source " << i;
+    for (size_t k = 0; k < torch_results[i].size(); ++k) {
+      const auto &a = torch_results[i][k], &b = engine_results[i][k];
+      ++hypotheses;
+      if (a.tokens != b.tokens) {
+        if (std::abs(a.score - b.score) <= tol.tie) {
+          ++ties;
+        } else if (tol.min_same >= 1.0) {
+          ADD_FAILURE() << what << ", source " << i << " hypothesis " << k << ": tokens differ ("
+                        << fmt::format("{}", fmt::join(a.tokens, " ")) << " | "
+                        << fmt::format("{}", fmt::join(b.tokens, " ")) << "), scores " << a.score << " and " << b.score;
+        }
+        continue;
+      }
+      ++same;
+      EXPECT_NEAR(a.score, b.score, tol.log_prob) << what << ", source " << i;
+      EXPECT_NEAR(a.log_prob, b.log_prob, tol.log_prob) << what << ", source " << i;
+      ASSERT_EQ(a.token_log_probs.size(), b.token_log_probs.size()) << what;
+      for (size_t j = 0; j < a.token_log_probs.size(); ++j) EXPECT_NEAR(a.token_log_probs[j], b.token_log_probs[j], tol.log_prob);
+      ASSERT_EQ(a.attention.size(), b.attention.size()) << what;
+      for (size_t j = 0; j < a.attention.size(); ++j)
+        for (size_t s = 0; s < a.attention[j].size(); ++s) EXPECT_NEAR(a.attention[j][s], b.attention[j][s], 10 * tol.log_prob);
+    }
+  }
+  EXPECT_GE(same + ties, tol.min_same * hypotheses) << what << ": " << same << " of " << hypotheses << " the same";
+  if (ties > 0 || same < hypotheses) std::cout << what << ": " << same << " of " << hypotheses << " hypotheses the same, " << ties << " ties\n";
+}
+
+struct Case {
+  std::string name;
+  decode::DecodeOptions options;
+  std::unique_ptr<decode::SearchStrategy> strategy;
+};
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  auto with = [](decode::DecodeOptions d, auto change) {
+    change(d);
+    return d;
+  };
+  decode::DecodeOptions base;
+  base.return_token_log_probs = true;
+  decode::BeamOptions beam5;
+  beam5.beam = 5;
+  beam5.nbest = 3;
+  decode::BeamOptions shrink = beam5;
+  shrink.shrink = true;
+  shrink.length_penalty = decode::LengthPenalty::kAverage;
+  out.push_back({"greedy", base, std::make_unique<decode::GreedySearch>()});
+  out.push_back({"greedy, no-repeat 2, attention", with(base, [](auto& d) {
+                   d.search.no_repeat_ngram = 2;
+                   d.record_attention = true;
+                 }),
+                 std::make_unique<decode::GreedySearch>()});
+  out.push_back({"beam 5 nbest 3", base, std::make_unique<decode::BeamSearch>(beam5)});
+  out.push_back({"beam 5 shrinking, average penalty, attention of layer 0 head 1", with(base, [](auto& d) {
+                   d.record_attention = true;
+                   d.alignment.layer = 0;
+                   d.alignment.head = 1;
+                 }),
+                 std::make_unique<decode::BeamSearch>(shrink)});
+  out.push_back({"beam 5, batches of 3, short limit", with(base, [](auto& d) {
+                   d.search.batch_size = 3;
+                   d.search.max_len_a = 0.5;
+                   d.search.max_len_b = 2;
+                 }),
+                 std::make_unique<decode::BeamSearch>(beam5)});
+  return out;
+}
+
+std::vector<text::TokenIds> prefixes_for(size_t n) {
+  std::vector<text::TokenIds> p(n);
+  for (size_t i = 0; i < n; i += 3) p[i] = {static_cast<int32_t>(4 + i % 9), static_cast<int32_t>(5 + i % 7)};
+  return p;
+}
+
+std::vector<text::LineConstraints> avoided_for(size_t n) {
+  std::vector<text::LineConstraints> c(n);
+  for (size_t i = 0; i < n; i += 2) c[i].avoid = {{7, 8}, {9}};
+  return c;
+}
+
+void compare_on(decode::DecodingModel& model, const engine::Engine& engine, const std::string& name,
+                const Tolerance& tol = kFloat32) {
+  const auto sources = random_sources(150, 11);
+  const auto prefixes = prefixes_for(sources.size());
+  const auto avoided = avoided_for(sources.size());
+  for (const auto& c : cases()) {
+    decode::DecodeOptions d = c.options;
+    expect_same(decode::search(model, sources, d, *c.strategy), decode::engine_search(engine, sources, d, *c.strategy, nullptr, nullptr),
+                name + ", " + c.name, tol);
+    expect_same(decode::search(model, sources, d, *c.strategy, &prefixes, &avoided),
+                decode::engine_search(engine, sources, d, *c.strategy, &prefixes, &avoided),
+                name + ", " + c.name + ", prefixes and avoided phrases", tol);
+  }
+}
+
+TEST(CpuEngine, DecodesEveryTransformerOptionAsLibTorchDoes) {
+  for (const auto& v : variants()) {
+    auto model = random_transformer(v, 3);
+    decode::SingleModel single(*model);
+    engine::Engine engine({decode::cpu_engine_model(*model, false)});
+    compare_on(single, engine, v.name);
+  }
+}
+
+TEST(CpuEngine, DecodesEnsemblesAsLibTorchDoes) {
+  auto a = random_transformer(variants()[0], 3), b = random_transformer(variants()[0], 4);
+  decode::Ensemble ensemble({a.get(), b.get()});
+  engine::Engine engine({decode::cpu_engine_model(*a, false), decode::cpu_engine_model(*b, false)});
+  compare_on(ensemble, engine, "ensemble of 2");
+}
+
+TEST(CpuEngine, DecodesInt8ModelsAsLibTorchDoes) {
+  for (const auto& v : variants()) {
+    auto model = random_transformer(v, 5);
+    models::quantize_model(*model);
+    decode::SingleModel single(*model);
+    engine::Engine engine({decode::cpu_engine_model(*model, true)});
+    compare_on(single, engine, v.name + ", int8", kInt8);
+  }
+}
+
+}  // namespace
