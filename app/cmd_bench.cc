@@ -110,7 +110,7 @@ void add_translate(CLI::App& bench) {
   on_cpu.device = "cpu";
   auto runtime = std::make_shared<OptionBinder<RuntimeOptions>>(
       cmd, runtime_option_specs(), on_cpu,
-      OptionUse{{"threads", "device", "int8"}, {}, {{"device", "cpu, cuda or cuda:N (default: cpu)"}}});
+      OptionUse{{"threads", "device", "int8", "engine"}, {}, {{"device", "cpu, cuda or cuda:N (default: cpu)"}}});
   auto search = std::make_shared<OptionBinder<decode::SearchOptions>>(
       cmd, decode::search_option_specs(), decode::SearchOptions{},
       OptionUse{{}, {"nbest", "sampling", "temperature", "seed"}, {}});  // one best translation, searched

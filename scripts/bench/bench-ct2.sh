@@ -18,7 +18,7 @@
 # and the wheel's Python PyTorch that the converter reads model.pt with) and a build.
 # Knobs: NMT_BENCH_ROUNDS (3), NMT_BENCH_THREADS ("1 2"), NMT_BENCH_PRECISIONS ("float32 int8"),
 # NMT_BENCH_SEARCHES ("greedy beam5"), NMT_BENCH_CT2_TOKENS (token budget, 2048), NMT_BENCH_ALPHA
-# (0), NMT_BENCH_OUT (build/bench-ct2), NMT_BENCH_TABLE_ONLY (1: only the table of the results
+# (0), NMT_BENCH_ENGINE (nmt's --engine: auto, native or torch; auto), NMT_BENCH_OUT (build/bench-ct2), NMT_BENCH_TABLE_ONLY (1: only the table of the results
 # already in NMT_BENCH_OUT, e.g. of an interrupted run), NMT_BINARY (build/nmt), NMT_PYTHON
 # (python3), NMT_DATA.
 set -euo pipefail
@@ -35,6 +35,7 @@ TOKENS=${NMT_BENCH_CT2_TOKENS:-2048}
 # Beam search ranks by log-probability alone on both sides (α = 0): nmt's GNMT penalty
 # ((5 + len) / 6)^α and CTranslate2's len^α differ for any other α, and so would the searches.
 ALPHA=${NMT_BENCH_ALPHA:-0}
+ENGINE=${NMT_BENCH_ENGINE:-auto}
 OUT=${NMT_BENCH_OUT:-$ROOT/build/bench-ct2}
 # OpenMP workers (CTranslate2's; nmt's OpenBLAS uses pthreads and ignores it) sleep rather than
 # spin while they wait: on this shared 2-core machine under load (average 4-6), CTranslate2 with 2
@@ -91,15 +92,15 @@ measure() {
   # nmt quantize names its int8 kernel on stderr ("... int8 kernel on this CPU: NAME").
   nmt_int8=""
   [[ -f "$OUT/nmt-quantize.log" ]] && nmt_int8=$(sed -n 's/.*int8 kernel on this CPU: *//p' "$OUT/nmt-quantize.log" | tail -n 1)
-  record machine "$("$PY" -c 'import json, os, sys; print(json.dumps({"cpu": sys.argv[1], "isa": sys.argv[2], "blas": json.loads(sys.argv[3]), "ct2": sys.argv[4], "nmt": sys.argv[5], "ct2_version": sys.argv[6], "nmt_int8": sys.argv[7], "load": open("/proc/loadavg").read().split()[0], "omp_wait": os.environ.get("OMP_WAIT_POLICY")}))' \
-    "$cpu" "$isa" "$blas" "$ct2_info" "$("$NMT" --version)" "$("$PY" -c 'import ctranslate2; print(ctranslate2.__version__)')" "${nmt_int8:-n/a}")"
+  record machine "$("$PY" -c 'import json, os, sys; print(json.dumps({"cpu": sys.argv[1], "isa": sys.argv[2], "blas": json.loads(sys.argv[3]), "ct2": sys.argv[4], "nmt": sys.argv[5], "ct2_version": sys.argv[6], "nmt_int8": sys.argv[7], "load": open("/proc/loadavg").read().split()[0], "omp_wait": os.environ.get("OMP_WAIT_POLICY"), "engine": sys.argv[8]}))' \
+    "$cpu" "$isa" "$blas" "$ct2_info" "$("$NMT" --version)" "$("$PY" -c 'import ctranslate2; print(ctranslate2.__version__)')" "${nmt_int8:-n/a}" "$ENGINE")"
 
   nmt_row() { # nmt_row PRECISION THREADS SEARCH BATCH
     local beam=1 limit=0
     [[ $3 == beam5 ]] && beam=5
     [[ $4 == 1 ]] && limit=100
     "$NMT" bench translate -m "${NMT_DIR[$1]}" --src "$SRC" --threads "$2" --batch-size "$4" --limit "$limit" \
-      --beam "$beam" --alpha "$ALPHA"
+      --beam "$beam" --alpha "$ALPHA" --engine "$ENGINE"
   }
   ct2_row() { # ct2_row PRECISION THREADS SEARCH BATCH [tokens]
     local beam=1 limit=0 batch=(--batch-size "$4")
@@ -129,7 +130,7 @@ measure() {
           if [[ $t == "${THREADS[-1]}" ]]; then record "$p/t$t/$s/tokens/ct2" "$(ct2_row "$p" "$t" "$s" 64 tokens)"; fi
         done
         if [[ -n "${NMT_DIR[$p]:-}" ]]; then
-          record "$p/t$t/first/nmt" "$(seconds_to_first_line "$NMT" translate -q -m "${NMT_DIR[$p]}" --threads "$t")"
+          record "$p/t$t/first/nmt" "$(seconds_to_first_line "$NMT" translate -q -m "${NMT_DIR[$p]}" --threads "$t" --engine "$ENGINE")"
         fi
         record "$p/t$t/first/ct2" "$(seconds_to_first_line "$PY" "$CT2" "$OUT/ct2-$p" --threads "$t")"
       done
@@ -160,7 +161,7 @@ for line in open(sys.argv[1]):
 rounds, tokens = sys.argv[2], sys.argv[3]
 m = res["machine"][0]
 b = m["blas"]
-print(f"CPU: {m['cpu']} ({m['isa'].strip()}). {m['nmt']}, OpenBLAS kernels {b.get('blas_core') or 'library default'} "
+print(f"CPU: {m['cpu']} ({m['isa'].strip()}). {m['nmt']} (--engine {m.get('engine', 'torch')}), OpenBLAS kernels {b.get('blas_core') or 'library default'} "
       f"(matmul peak {b['peak_gflops']:.1f} GFLOP/s), int8 kernel {m.get('nmt_int8', 'n/a')}; "
       f"CTranslate2 {m['ct2_version']}: {m['ct2'].rstrip(';')}.")
 print(f"Median of {rounds} alternating rounds; sentences/s and target subwords/s exclude model load; "

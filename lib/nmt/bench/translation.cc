@@ -10,6 +10,7 @@
 #include "nmt/bench/bench.h"
 #include "nmt/bench/measure.h"
 #include "nmt/decode/strategy.h"
+#include "nmt/engine/linear.h"
 #include "nmt/decode/service.h"
 #include "nmt/models/flops.h"
 #include "nmt/quant/int8_gemm.h"
@@ -110,7 +111,10 @@ nlohmann::json measure_translation(const TranslateBenchOptions& bench, const Run
   const double secs = t.seconds;
   const models::LoadedModel& loaded = service.members().front();
   const std::string weights = loaded.quantization.empty() ? "fp32" : loaded.quantization;
+  const bool native = service.translator().has_engine();
   return {{"impl", "nmt"}, {"model", loaded.model_config.type}, {"weights", weights},
+          {"engine", native ? "native" : "torch"},
+          {"gemm_library", native ? nlohmann::json(engine::gemm_library()) : nlohmann::json()},
           {"int8_kernel", weights == "int8" ? nlohmann::json(quant::kernel_name()) : nlohmann::json()},
           {"batch_size", search.batch_size}, {"beam", search.beam}, {"beam_shrink", search.shrink},
           {"alpha", search.alpha}, {"sentences", lines.size()}, {"seconds", secs},

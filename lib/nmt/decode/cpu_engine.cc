@@ -9,6 +9,7 @@
 #include "nmt/decode/greedy.h"
 #include "nmt/models/quantizable_linear.h"
 #include "nmt/models/transformer_config.h"
+#include "nmt/tensor/threads.h"
 #include "nmt/util/error.h"
 
 namespace nmt::decode {
@@ -131,6 +132,7 @@ std::vector<SearchResult> engine_search(const engine::Engine& engine, const std:
   e.attention_layer = options.alignment.layer;
   e.attention_head = options.alignment.head;
   e.on_batch_done = options.on_batch_done;
+  e.threads = configured_threads();
   return engine.search(sources, e, prefixes, constraints);
 }
 

@@ -58,10 +58,8 @@ Translator load_translator(const std::vector<std::string>& model_dirs, const Run
   const bool required = runtime.engine == "native";
   std::string why = device.is_cpu() ? engine_cannot_decode(models) : "the CPU engine decodes on the CPU only";
   if (required && !why.empty()) throw UsageError(fmt::format("--engine native: {}; use --engine torch", why));
-  std::shared_ptr<const engine::Engine> engine;
-  if (runtime.engine != "torch" && why.empty()) engine = make_cpu_engine(models);
-  Translator translator(std::move(models));
-  if (engine) translator.set_engine(std::move(engine), required);
+  Translator translator(std::move(models));  // checks the ensemble's vocabularies first
+  if (runtime.engine != "torch" && why.empty()) translator.set_engine(make_cpu_engine(translator.members()), required);
   return translator;
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "nmt/decode/batch_plan.h"
+#include "nmt/engine/linear.h"
 #include "nmt/text/special_ids.h"
 #include "nmt/util/error.h"
 
@@ -133,6 +134,7 @@ std::vector<decode::SearchResult> Engine::search(const std::vector<text::TokenId
                                                  const std::vector<text::TokenIds>* prefixes,
                                                  const std::vector<text::LineConstraints>* constraints) const {
   std::vector<decode::SearchResult> out(sources.size());
+  const GemmThreads threads(options.threads);
   std::unique_ptr<Workspace> w = borrow();
   try {
     for (const auto& ids : decode::length_sorted_batches(sources, options.batch_size, options.max_tokens)) {

@@ -22,6 +22,7 @@ struct EngineDecodeOptions {
   double max_len_a = 1.5;         // an output has at most a·source length + b subwords
   int64_t max_len_b = 10;
   int64_t attention_layer = -1, attention_head = -1;  // which cross-attention is recorded
+  int threads = 0;                                    // OpenMP threads of this call, 0 = as they are
   std::function<void(size_t)> on_batch_done;
 };
 

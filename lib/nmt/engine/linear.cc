@@ -4,7 +4,7 @@
 #include <string>
 #include <unordered_map>
 
-#include <dnnl.hpp>
+#include <oneapi/dnnl/dnnl.hpp>
 #include <fmt/format.h>
 #include <omp.h>
 
@@ -135,7 +135,15 @@ void Linear::forward(const float* x, int64_t rows, float* y, GemmCache& cache, E
   c.stream.wait();
 }
 
-void set_gemm_threads(int threads) { omp_set_num_threads(threads < 1 ? 1 : threads); }
+GemmThreads::GemmThreads(int threads) {
+  if (threads < 1) return;
+  before_ = omp_get_max_threads();
+  omp_set_num_threads(threads);
+}
+
+GemmThreads::~GemmThreads() {
+  if (before_ > 0) omp_set_num_threads(before_);
+}
 
 std::string gemm_library() {
   const dnnl_version_t* v = dnnl_version();

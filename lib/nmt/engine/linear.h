@@ -68,8 +68,20 @@ class GemmCache {
   std::unique_ptr<Impl> impl_;
 };
 
-// The threads oneDNN's products use (OpenMP), for the whole process.
-void set_gemm_threads(int threads);
+// While it lives, the calling thread's OpenMP regions (oneDNN's products, nmt's int8 kernels and
+// the engine's own loops) use `threads` threads (0 = leave the count as it is); the count before
+// comes back at its end. Per call, not per process: LibTorch's decoder in the same process keeps
+// the OpenMP count its --threads gave it (1 beside OpenBLAS, tensor/threads.cc).
+class GemmThreads {
+ public:
+  explicit GemmThreads(int threads);
+  ~GemmThreads();
+  GemmThreads(const GemmThreads&) = delete;
+  GemmThreads& operator=(const GemmThreads&) = delete;
+
+ private:
+  int before_ = 0;
+};
 // "oneDNN 2.6.3 (avx2)": the library and the instruction set its kernels use, for tables.
 std::string gemm_library();
 
