@@ -1,5 +1,5 @@
 // The CPU engine (engine/engine.h) against the LibTorch path it replaces on the CPU: for every
-// Transformer option and search the engine takes, the same tokens and the same
+// Transformer and GRU option and search the engine takes, the same tokens and the same
 // log-probabilities (within 1e-4), on random models and random sources. What a user relies on:
 // `--engine native` and `--engine torch` translate alike.
 #include <gtest/gtest.h>
@@ -18,6 +18,7 @@
 #include "nmt/decode/cpu_engine.h"
 #include "nmt/decode/greedy.h"
 #include "nmt/decode/search.h"
+#include "nmt/models/gru_config.h"
 #include "nmt/models/model.h"
 #include "nmt/models/quantize.h"
 #include "nmt/models/transformer_config.h"
@@ -54,6 +55,48 @@ models::Seq2SeqModel random_transformer(const Variant& v, uint64_t seed) {
   for (auto& p : m->parameters()) p.add_(torch::randn_like(p) * 0.3);
   m->eval();
   return m;
+}
+
+// A random 2-layer GRU with Bahdanau attention, perturbed as random_transformer's.
+models::Seq2SeqModel random_gru(const Variant& v, uint64_t seed) {
+  torch::manual_seed(seed);
+  models::ModelConfig c;
+  c.type = "gru";
+  c.src_vocab = c.tgt_vocab = kVocab;
+  c.dropout = 0.0;
+  c.max_positions = 128;
+  auto& g = c.get<models::GruConfig>();
+  g.embedding = 24;
+  g.hidden = 32;
+  g.rnn_layers = 2;
+  v.set(c);
+  auto m = models::make_model(c);
+  torch::NoGradGuard no_grad;
+  for (auto& p : m->parameters()) p.add_(torch::randn_like(p) * 0.3);
+  m->eval();
+  return m;
+}
+
+const std::vector<Variant>& gru_variants() {
+  static const std::vector<Variant> v = {
+      {"gru, unidirectional, tied", [](models::ModelConfig&) {}},
+      {"gru, bidirectional, layer-normalised, untied, separate vocabularies",
+       [](models::ModelConfig& c) {
+         auto& g = c.get<models::GruConfig>();
+         g.bidirectional = true;
+         g.rnn_layer_norm = true;
+         c.tie_output = false;
+         c.shared_vocab = false;
+         c.tie_embeddings = false;
+         c.src_vocab = kVocab + 5;
+       }},
+      {"gru, bidirectional, one layer", [](models::ModelConfig& c) {
+         auto& g = c.get<models::GruConfig>();
+         g.bidirectional = true;
+         g.rnn_layers = 1;
+       }},
+  };
+  return v;
 }
 
 std::vector<text::TokenIds> random_sources(size_t n, uint64_t seed) {
@@ -194,8 +237,8 @@ std::vector<text::LineConstraints> avoided_for(size_t n) {
 }
 
 void compare_on(decode::DecodingModel& model, const engine::Engine& engine, const std::string& name,
-                const Tolerance& tol = kFloat32) {
-  const auto sources = random_sources(150, 11);
+                const Tolerance& tol = kFloat32, size_t n_sources = 150) {
+  const auto sources = random_sources(n_sources, 11);
   const auto prefixes = prefixes_for(sources.size());
   const auto avoided = avoided_for(sources.size());
   for (const auto& c : cases()) {
@@ -215,6 +258,35 @@ TEST(CpuEngine, DecodesEveryTransformerOptionAsLibTorchDoes) {
     engine::Engine engine({decode::cpu_engine_model(*model, false)});
     compare_on(single, engine, v.name);
   }
+}
+
+// Fewer sources for the GRUs: LibTorch decodes them in many small operations per step.
+constexpr size_t kGruSources = 60;
+
+TEST(CpuEngine, DecodesEveryGruOptionAsLibTorchDoes) {
+  for (const auto& v : gru_variants()) {
+    auto model = random_gru(v, 3);
+    decode::SingleModel single(*model);
+    engine::Engine engine({decode::cpu_engine_model(*model, false)});
+    compare_on(single, engine, v.name, kFloat32, kGruSources);
+  }
+}
+
+TEST(CpuEngine, DecodesInt8GruModelsAsLibTorchDoes) {
+  for (const auto& v : gru_variants()) {
+    auto model = random_gru(v, 5);
+    models::quantize_model(*model);
+    decode::SingleModel single(*model);
+    engine::Engine engine({decode::cpu_engine_model(*model, true)});
+    compare_on(single, engine, v.name + ", int8", kInt8, kGruSources);
+  }
+}
+
+TEST(CpuEngine, DecodesAnEnsembleOfATransformerAndAGruAsLibTorchDoes) {
+  auto a = random_transformer(variants()[0], 3), b = random_gru(gru_variants()[0], 4);
+  decode::Ensemble ensemble({a.get(), b.get()});
+  engine::Engine engine({decode::cpu_engine_model(*a, false), decode::cpu_engine_model(*b, false)});
+  compare_on(ensemble, engine, "ensemble of a Transformer and a GRU", kFloat32, kGruSources);
 }
 
 TEST(CpuEngine, DecodesEnsemblesAsLibTorchDoes) {

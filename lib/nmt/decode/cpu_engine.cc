@@ -7,6 +7,9 @@
 
 #include "nmt/decode/beam.h"
 #include "nmt/decode/greedy.h"
+#include "nmt/engine/gru.h"
+#include "nmt/engine/transformer.h"
+#include "nmt/models/gru_config.h"
 #include "nmt/models/quantizable_linear.h"
 #include "nmt/models/transformer_config.h"
 #include "nmt/tensor/threads.h"
@@ -81,8 +84,25 @@ engine::TransformerSpec transformer_spec(const models::ModelConfig& c) {
   return s;
 }
 
+engine::GruSpec gru_spec(const models::ModelConfig& c) {
+  const auto& g = c.get<models::GruConfig>();
+  engine::GruSpec s;
+  s.embedding = g.embedding;
+  s.hidden = g.hidden;
+  s.layers = g.rnn_layers;
+  s.bidirectional = g.bidirectional;
+  s.layer_norm = g.rnn_layer_norm;
+  s.src_vocab = c.src_vocab;
+  s.tgt_vocab = c.tgt_vocab;
+  s.max_positions = c.max_positions;
+  s.tie_output = c.tie_output;
+  s.shared_embeddings = (c.shared_vocab || c.tie_embeddings) && c.src_vocab == c.tgt_vocab;
+  return s;
+}
+
 std::string engine_cannot_decode(const std::vector<models::LoadedModel>& models) {
   for (const auto& m : models) {
+    if (m.model_config.type == "gru") continue;
     if (m.model_config.type != "transformer")
       return fmt::format("the CPU engine does not decode {} models yet", m.model_config.type);
     const std::string& a = m.model_config.get<models::TransformerConfig>().activation;
@@ -100,14 +120,15 @@ std::string engine_cannot_search(const SearchStrategy& strategy, bool any_positi
 std::shared_ptr<const engine::Engine> make_cpu_engine(const std::vector<models::LoadedModel>& models) {
   const std::string why = engine_cannot_decode(models);
   if (!why.empty()) throw UsageError(why);
-  std::vector<std::shared_ptr<const engine::Transformer>> members;
+  std::vector<std::shared_ptr<const engine::Model>> members;
   for (const auto& m : models) members.push_back(cpu_engine_model(*m.model, m.quantization == "int8"));
   return std::make_shared<const engine::Engine>(std::move(members));
 }
 
-std::shared_ptr<const engine::Transformer> cpu_engine_model(models::Seq2SeqModelImpl& model, bool int8) {
+std::shared_ptr<const engine::Model> cpu_engine_model(models::Seq2SeqModelImpl& model, bool int8) {
   torch::NoGradGuard no_grad;
   const ModuleWeights weights(model);
+  if (model.config().type == "gru") return std::make_shared<const engine::GruBahdanau>(gru_spec(model.config()), weights, int8);
   return std::make_shared<const engine::Transformer>(transformer_spec(model.config()), weights, int8);
 }
 

@@ -8,6 +8,8 @@
 
 #include "nmt/decode/search.h"
 #include "nmt/engine/engine.h"
+#include "nmt/engine/gru.h"
+#include "nmt/engine/transformer.h"
 #include "nmt/models/model_io.h"
 
 namespace nmt::decode {
@@ -20,11 +22,12 @@ std::string engine_cannot_search(const SearchStrategy& strategy, bool any_positi
 
 // The engine for these models, their weights copied (and rearranged) from the LibTorch modules.
 std::shared_ptr<const engine::Engine> make_cpu_engine(const std::vector<models::LoadedModel>& models);
-// One Transformer module as the engine decodes it; `int8`: its products in int8 (the module's
-// own int8 weights where it is quantised, the rest quantised here as nmt quantize does).
-std::shared_ptr<const engine::Transformer> cpu_engine_model(models::Seq2SeqModelImpl& model, bool int8);
-// The hyper-parameters the engine reads, from a Transformer's configuration.
+// One model (a Transformer or a GRU) as the engine decodes it; `int8`: its products in int8 (the
+// module's own int8 weights where it is quantised, the rest quantised here as nmt quantize does).
+std::shared_ptr<const engine::Model> cpu_engine_model(models::Seq2SeqModelImpl& model, bool int8);
+// The hyper-parameters the engine reads, from a Transformer's or a GRU's configuration.
 engine::TransformerSpec transformer_spec(const models::ModelConfig& config);
+engine::GruSpec gru_spec(const models::ModelConfig& config);
 
 // decode::search on the engine: the same results for the searches it takes.
 std::vector<SearchResult> engine_search(const engine::Engine& engine, const std::vector<text::TokenIds>& sources,

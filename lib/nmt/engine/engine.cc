@@ -30,15 +30,15 @@ void log_softmax_rows(float* x, int64_t rows, int64_t width) {
 // mean of log-probabilities (decode/decoding_model.cc's Ensemble), attention averaged.
 class MembersDecoder final : public StepDecoder {
  public:
-  MembersDecoder(std::vector<TransformerRun>& runs, int64_t layer, int64_t head)
+  MembersDecoder(std::vector<std::unique_ptr<ModelRun>>& runs, int64_t layer, int64_t head)
       : runs_(runs), layer_(layer), head_(head) {}
   void step(const std::vector<int32_t>& tokens, std::vector<float>& scores, std::vector<float>* attention) override {
-    if (runs_.size() == 1) return runs_.front().step(tokens, scores, attention, layer_, head_);
+    if (runs_.size() == 1) return runs_.front()->step(tokens, scores, attention, layer_, head_);
     const int64_t V = vocab(), R = static_cast<int64_t>(tokens.size());
     scores.assign(static_cast<size_t>(R * V), 0.0f);
     if (attention) attention->assign(static_cast<size_t>(R * attention_width()), 0.0f);
-    for (TransformerRun& run : runs_) {
-      run.step(tokens, member_scores_, attention ? &member_attention_ : nullptr, layer_, head_);
+    for (auto& run : runs_) {
+      run->step(tokens, member_scores_, attention ? &member_attention_ : nullptr, layer_, head_);
       log_softmax_rows(member_scores_.data(), R, V);
       for (size_t i = 0; i < scores.size(); ++i) scores[i] += member_scores_[i];
       if (attention)
@@ -50,13 +50,13 @@ class MembersDecoder final : public StepDecoder {
       for (float& a : *attention) a /= n;
   }
   void select(const std::vector<int64_t>& rows) override {
-    for (TransformerRun& run : runs_) run.select(rows);
+    for (auto& run : runs_) run->select(rows);
   }
-  int64_t vocab() const override { return runs_.front().vocab(); }
-  int64_t attention_width() const override { return runs_.front().longest_source(); }
+  int64_t vocab() const override { return runs_.front()->vocab(); }
+  int64_t attention_width() const override { return runs_.front()->longest_source(); }
 
  private:
-  std::vector<TransformerRun>& runs_;
+  std::vector<std::unique_ptr<ModelRun>>& runs_;
   int64_t layer_, head_;
   std::vector<float> member_scores_, member_attention_;
 };
@@ -64,16 +64,16 @@ class MembersDecoder final : public StepDecoder {
 }  // namespace
 
 struct Engine::Workspace {
-  std::vector<TransformerRun> runs;  // one per member
+  std::vector<std::unique_ptr<ModelRun>> runs;  // one per member
   std::vector<text::TokenIds> sources;
   std::vector<const text::TokenIds*> source_ptrs;
 };
 
-Engine::Engine(std::vector<std::shared_ptr<const Transformer>> members) : members_(std::move(members)) {
+Engine::Engine(std::vector<std::shared_ptr<const Model>> members) : members_(std::move(members)) {
   if (members_.empty()) throw UsageError("no model to translate with");
-  const int64_t vocab = members_.front()->spec().tgt_vocab;
+  const int64_t vocab = members_.front()->tgt_vocab();
   for (const auto& m : members_)
-    if (m->spec().tgt_vocab != vocab) throw UsageError("the ensemble's models have target vocabularies of different sizes");
+    if (m->tgt_vocab() != vocab) throw UsageError("the ensemble's models have target vocabularies of different sizes");
 }
 
 Engine::~Engine() = default;
@@ -94,7 +94,7 @@ std::unique_ptr<Engine::Workspace> Engine::borrow() const {
     }
   }
   auto w = std::make_unique<Workspace>();
-  for (const auto& m : members_) w->runs.emplace_back(*m);
+  for (const auto& m : members_) w->runs.push_back(m->new_run());
   return w;
 }
 
@@ -125,7 +125,7 @@ std::vector<decode::SearchResult> Engine::search_batch(Workspace& w, const std::
     row.limit = decode::output_length_limit(static_cast<int64_t>(kept), static_cast<int64_t>(row.prefix->size()),
                                             options.max_len_a, options.max_len_b, longest_output);
   }
-  for (TransformerRun& run : w.runs) run.start(w.source_ptrs);
+  for (auto& run : w.runs) run->start(w.source_ptrs);
   MembersDecoder decoder(w.runs, options.attention_layer, options.attention_head);
   return options.search.beam_search ? beam_search(decoder, rows, options.search) : greedy_search(decoder, rows, options.search);
 }

@@ -9,8 +9,9 @@
 #include <mutex>
 #include <vector>
 
+#include "nmt/engine/model.h"
 #include "nmt/engine/search.h"
-#include "nmt/engine/transformer.h"
+#include "nmt/text/lexical_constraints.h"
 
 namespace nmt::engine {
 
@@ -28,7 +29,7 @@ struct EngineDecodeOptions {
 
 class Engine {
  public:
-  explicit Engine(std::vector<std::shared_ptr<const Transformer>> members);
+  explicit Engine(std::vector<std::shared_ptr<const Model>> members);
   ~Engine();
 
   // Per source (subword ids without EOS), its hypotheses best first. `prefixes` (one per
@@ -38,7 +39,7 @@ class Engine {
                                            const std::vector<text::TokenIds>* prefixes = nullptr,
                                            const std::vector<text::LineConstraints>* constraints = nullptr) const;
   int64_t max_target_len() const;
-  const std::vector<std::shared_ptr<const Transformer>>& members() const { return members_; }
+  const std::vector<std::shared_ptr<const Model>>& members() const { return members_; }
 
  private:
   struct Workspace;
@@ -49,7 +50,7 @@ class Engine {
                                                  const std::vector<text::TokenIds>* prefixes,
                                                  const std::vector<text::LineConstraints>* constraints) const;
 
-  std::vector<std::shared_ptr<const Transformer>> members_;
+  std::vector<std::shared_ptr<const Model>> members_;
   mutable std::mutex mutex_;
   mutable std::vector<std::unique_ptr<Workspace>> idle_;
 };

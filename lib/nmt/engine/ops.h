@@ -1,8 +1,20 @@
 #pragma once
 // The CPU engine's elementwise and row operations, on dense row-major float arrays.
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace nmt::engine {
+
+struct LayerNorm {
+  std::vector<float> gain, bias;
+};
+
+// Makes v hold at least n elements (buffers that only grow: no allocation once warm).
+template <typename T>
+void grow(std::vector<T>& v, int64_t n) {
+  if (static_cast<int64_t>(v.size()) < n) v.resize(static_cast<size_t>(n));
+}
 
 // In place, each of `rows` rows of `width`: (x - mean) / sqrt(var + eps) * gain + bias, as
 // torch::nn::LayerNorm (biased variance, eps 1e-5).

@@ -5,31 +5,12 @@
 
 #include <fmt/format.h>
 
+#include "nmt/engine/load.h"
 #include "nmt/engine/ops.h"
 #include "nmt/util/error.h"
 
 namespace nmt::engine {
 namespace {
-
-std::vector<float> copy_of(const WeightSource& w, const std::string& name, const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t s : shape) n *= s;
-  const float* p = w.f32(name, shape);
-  return std::vector<float>(p, p + n);
-}
-
-Linear linear_of(const WeightSource& w, const std::string& name, int64_t out, int64_t in, bool int8, bool bias = true) {
-  const float* b = bias ? w.f32(name + ".bias", {out}) : nullptr;
-  quant::QuantizedWeight q;
-  if (w.int8(name + ".weight", out, in, q)) return Linear::int8(q, b);
-  const float* weight = w.f32(name + ".weight", {out, in});
-  if (int8) return Linear::int8(quant::quantize_weight(weight, out, in), b);
-  return Linear::float32(weight, b, out, in);
-}
-
-LayerNorm norm_of(const WeightSource& w, const std::string& name, int64_t d) {
-  return {copy_of(w, name + ".weight", {d}), copy_of(w, name + ".bias", {d})};
-}
 
 // The sinusoids models/transformer.cc builds, computed the same way (float, or double rounded
 // once for the concatenated layout).
@@ -64,11 +45,6 @@ void embed(const float* table, const float* positions, const int32_t* tokens, co
     float* y = x + r * d;
     for (int64_t i = 0; i < d; ++i) y[i] = e[i] * scale + p[i];
   }
-}
-
-template <typename T>
-void grow(std::vector<T>& v, int64_t n) {
-  if (static_cast<int64_t>(v.size()) < n) v.resize(static_cast<size_t>(n));
 }
 
 }  // namespace
@@ -118,6 +94,8 @@ Transformer::Transformer(const TransformerSpec& spec, const WeightSource& w, boo
                    : Linear::float32(target_table(), bias, spec.tgt_vocab, d);
   }
 }
+
+std::unique_ptr<ModelRun> Transformer::new_run() const { return std::make_unique<TransformerRun>(*this); }
 
 // ---------------------------------------------------------------------------------------
 

@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "nmt/engine/linear.h"
+#include "nmt/engine/model.h"
+#include "nmt/engine/ops.h"
 #include "nmt/engine/weights.h"
 #include "nmt/text/token_ids.h"
 
@@ -33,10 +35,6 @@ struct TransformerSpec {
   bool output_bias = false;
   bool tie_output = true;        // the output projection is the target embedding
   bool shared_embeddings = true; // one table for source and target
-};
-
-struct LayerNorm {
-  std::vector<float> gain, bias;
 };
 
 struct AttentionWeights {
@@ -59,13 +57,15 @@ struct DecoderLayerWeights {
 
 class TransformerRun;
 
-class Transformer {
+class Transformer final : public Model {
  public:
   // The weights named as the LibTorch module's state dict names them; `int8`: float32 weights
   // of the products quantised on load (int8 copies in the source are used as they are).
   Transformer(const TransformerSpec& spec, const WeightSource& weights, bool int8 = false);
   const TransformerSpec& spec() const { return spec_; }
-  int64_t max_target_len() const { return spec_.max_positions - 1; }  // BOS takes a position
+  std::unique_ptr<ModelRun> new_run() const override;
+  int64_t tgt_vocab() const override { return spec_.tgt_vocab; }
+  int64_t max_target_len() const override { return spec_.max_positions - 1; }  // BOS takes a position
 
  private:
   friend class TransformerRun;
@@ -81,23 +81,19 @@ class Transformer {
 
 // One batch being decoded: the encoder's output, each row's source and past, and the buffers.
 // Rows start as one per source; select() keeps, reorders and repeats them (beam search).
-class TransformerRun {
+class TransformerRun final : public ModelRun {
  public:
   explicit TransformerRun(const Transformer& model) : model_(model) {}
-  // Encodes the sources (each already ending in EOS) and starts one row per source.
-  void start(const std::vector<const text::TokenIds*>& sources);
-  // Feeds each row's previous token; writes the next-token logits [rows][tgt_vocab] into `logits`.
-  // With `attention`, also the cross-attention of decoder layer `layer` (-1: last), head `head`
-  // (-1: mean of heads), [rows][longest source] (zeros past each row's source).
-  void step(const std::vector<int32_t>& tokens, std::vector<float>& logits, std::vector<float>* attention = nullptr,
-            int64_t layer = -1, int64_t head = -1);
-  // Row i of the next step is row rows[i] of this one.
-  void select(const std::vector<int64_t>& rows);
+  void start(const std::vector<const text::TokenIds*>& sources) override;
+  // The cross-attention of decoder layer `layer` (-1: last), head `head` (-1: mean of heads).
+  void step(const std::vector<int32_t>& tokens, std::vector<float>& logits, std::vector<float>* attention,
+            int64_t layer, int64_t head) override;
+  void select(const std::vector<int64_t>& rows) override;
   int64_t rows() const { return static_cast<int64_t>(row_source_.size()); }
   int64_t position() const { return position_; }
   int64_t source_length(int64_t row) const;  // tokens, EOS included
-  int64_t longest_source() const { return longest_source_; }
-  int64_t vocab() const { return model_.spec().tgt_vocab; }
+  int64_t longest_source() const override { return longest_source_; }
+  int64_t vocab() const override { return model_.spec().tgt_vocab; }
 
  private:
   void encoder_self_attention(const float* qkv, float* out);
