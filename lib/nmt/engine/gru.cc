@@ -254,9 +254,9 @@ void GruRun::select(const std::vector<int64_t>& rows) {
     for (int64_t i = 0; i < n; ++i) std::copy_n(state_[l].data() + rows[static_cast<size_t>(i)] * H, H, to.data() + i * H);
     state_[l].swap(to);
   }
-  std::vector<int64_t> picked(rows.size());
-  for (size_t i = 0; i < rows.size(); ++i) picked[i] = row_source_[static_cast<size_t>(rows[i])];
-  row_source_.swap(picked);
+  scratch_rows_.resize(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) scratch_rows_[i] = row_source_[static_cast<size_t>(rows[i])];
+  row_source_.assign(scratch_rows_.begin(), scratch_rows_.end());
 }
 
 }  // namespace nmt::engine

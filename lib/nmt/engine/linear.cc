@@ -48,14 +48,24 @@ void apply_epilogue(const float* tmp, int64_t n, float* y, const Epilogue& e) {
 
 }  // namespace
 
+std::atomic<int64_t> g_gemm_calls_in_flight{0};
+
+// A compiled product with its memory objects and arguments, made once: a call then only points
+// the source and destination at its arrays (no allocation in nmt's code per call).
+struct CompiledMatmul {
+  dnnl::matmul matmul;
+  dnnl::memory x, w, y, b;
+  std::vector<dnnl_exec_arg_t> args;
+};
+
 struct GemmCache::Impl {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{engine};
-  std::unordered_map<uint64_t, dnnl::matmul> matmuls;
+  std::unordered_map<uint64_t, CompiledMatmul> matmuls;
   std::vector<float> int8_out;  // the int8 path's result before its epilogue
 
-  dnnl::matmul& matmul_for(uint64_t key, int64_t rows, int64_t in, int64_t out, int64_t stride, bool bias,
-                           const Epilogue& e) {
+  CompiledMatmul& matmul_for(uint64_t key, int64_t rows, int64_t in, int64_t out, int64_t stride, const float* weight,
+                             const float* bias, const Epilogue& e) {
     auto found = matmuls.find(key);
     if (found != matmuls.end()) return found->second;
     using dt = dnnl::memory::data_type;
@@ -69,9 +79,19 @@ struct GemmCache::Impl {
     if (e.activation != Activation::kNone) ops.append_eltwise(1.0f, algorithm_of(e.activation), alpha, 0.0f);
     dnnl::primitive_attr attr;
     attr.set_post_ops(ops);
-    const auto desc = bias ? dnnl::matmul::desc(x, w, dnnl::memory::desc({1, out}, dt::f32, dnnl::memory::format_tag::ab), y)
-                           : dnnl::matmul::desc(x, w, y);
-    return matmuls.emplace(key, dnnl::matmul(dnnl::matmul::primitive_desc(desc, attr, engine))).first->second;
+    const dnnl::memory::desc b({1, out}, dt::f32, dnnl::memory::format_tag::ab);
+    const auto desc = bias ? dnnl::matmul::desc(x, w, b, y) : dnnl::matmul::desc(x, w, y);
+    CompiledMatmul c;
+    c.matmul = dnnl::matmul(dnnl::matmul::primitive_desc(desc, attr, engine));
+    c.x = dnnl::memory(x, engine, DNNL_MEMORY_NONE);
+    c.w = dnnl::memory(w, engine, const_cast<float*>(weight));
+    c.y = dnnl::memory(y, engine, DNNL_MEMORY_NONE);
+    c.args = {{DNNL_ARG_SRC, c.x.get()}, {DNNL_ARG_WEIGHTS, c.w.get()}, {DNNL_ARG_DST, c.y.get()}};
+    if (bias) {
+      c.b = dnnl::memory(b, engine, const_cast<float*>(bias));
+      c.args.push_back({DNNL_ARG_BIAS, c.b.get()});
+    }
+    return matmuls.emplace(key, std::move(c)).first->second;
   }
 };
 
@@ -121,19 +141,20 @@ void Linear::forward(const float* x, int64_t rows, float* y, GemmCache& cache, E
   // Key: weight id, rows, epilogue (activation 2 bits, accumulate 1 bit).
   const uint64_t key = (id_ << 32) ^ (static_cast<uint64_t>(rows) << 3) ^ (static_cast<uint64_t>(epilogue.activation) << 1) ^
                        (epilogue.accumulate ? 1u : 0u);
-  dnnl::matmul& mm = c.matmul_for(key, rows, in_, out_, stride_, bias_ != nullptr, epilogue);
-  using dt = dnnl::memory::data_type;
-  dnnl::memory xm({{rows, in_}, dt::f32, dnnl::memory::format_tag::ab}, c.engine, const_cast<float*>(x));
-  dnnl::memory wm({{in_, out_}, dt::f32, dnnl::memory::dims{stride_, 1}}, c.engine,
-                  const_cast<float*>(transposed_->data()));
-  dnnl::memory ym({{rows, out_}, dt::f32, dnnl::memory::format_tag::ab}, c.engine, y);
-  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, xm}, {DNNL_ARG_WEIGHTS, wm}, {DNNL_ARG_DST, ym}};
-  if (bias_)
-    args.emplace(DNNL_ARG_BIAS, dnnl::memory({{1, out_}, dt::f32, dnnl::memory::format_tag::ab}, c.engine,
-                                             const_cast<float*>(bias_->data())));
-  mm.execute(c.stream, args);
-  c.stream.wait();
+  CompiledMatmul& mm = c.matmul_for(key, rows, in_, out_, stride_, transposed_->data(), bias_ ? bias_->data() : nullptr,
+                                    epilogue);
+  g_gemm_calls_in_flight.fetch_add(1, std::memory_order_relaxed);
+  mm.x.set_data_handle(const_cast<float*>(x));
+  mm.y.set_data_handle(y);
+  // The C call: the C++ execute() copies its argument map into a new vector at every call.
+  const dnnl_status_t status = dnnl_primitive_execute(mm.matmul.get(), c.stream.get(), static_cast<int>(mm.args.size()),
+                                                      mm.args.data());
+  if (status == dnnl_success) c.stream.wait();
+  g_gemm_calls_in_flight.fetch_sub(1, std::memory_order_relaxed);
+  if (status != dnnl_success) throw RuntimeError(fmt::format("oneDNN's matmul failed (status {})", static_cast<int>(status)));
 }
+
+int64_t gemm_calls_in_flight() { return g_gemm_calls_in_flight.load(std::memory_order_relaxed); }
 
 GemmThreads::GemmThreads(int threads) {
   if (threads < 1) return;

@@ -82,6 +82,9 @@ class GemmThreads {
  private:
   int before_ = 0;
 };
+// How many float32 products are inside oneDNN right now, in all threads: oneDNN's execute
+// allocates its own bookkeeping at every call, which the allocation tests tell apart from nmt's.
+int64_t gemm_calls_in_flight();
 // "oneDNN 2.6.3 (avx2)": the library and the instruction set its kernels use, for tables.
 std::string gemm_library();
 

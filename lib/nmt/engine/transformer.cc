@@ -218,18 +218,20 @@ void TransformerRun::cross_attention(int64_t layer, const float* q_all, float* o
   for (int64_t r = 0; r < R; ++r) {
     const int64_t s = row_source_[static_cast<size_t>(r)];
     const int64_t begin = source_start_[static_cast<size_t>(s)], len = source_start_[static_cast<size_t>(s) + 1] - begin;
-    std::vector<float> scores(static_cast<size_t>(len));
+    float stack_scores[1024];
+    std::vector<float> long_scores;
+    float* scores = len <= 1024 ? stack_scores : (long_scores.resize(static_cast<size_t>(len)), long_scores.data());
     float* rec = record ? record + r * longest_source_ : nullptr;
     if (rec) std::fill(rec, rec + longest_source_, 0.0f);
     for (int64_t h = 0; h < H; ++h) {
       const float* q = q_all + r * d + h * dk;
-      for (int64_t j = 0; j < len; ++j) scores[static_cast<size_t>(j)] = dot(q, kv + (begin + j) * 2 * d + h * dk, dk) * scale;
-      softmax(scores.data(), len);
+      for (int64_t j = 0; j < len; ++j) scores[j] = dot(q, kv + (begin + j) * 2 * d + h * dk, dk) * scale;
+      softmax(scores, len);
       if (rec && (head < 0 || head == h))
-        for (int64_t j = 0; j < len; ++j) rec[j] += head < 0 ? scores[static_cast<size_t>(j)] / static_cast<float>(H) : scores[static_cast<size_t>(j)];
+        for (int64_t j = 0; j < len; ++j) rec[j] += head < 0 ? scores[j] / static_cast<float>(H) : scores[j];
       float* o = out + r * d + h * dk;
       std::fill(o, o + dk, 0.0f);
-      for (int64_t j = 0; j < len; ++j) axpy(scores[static_cast<size_t>(j)], kv + (begin + j) * 2 * d + d + h * dk, o, dk);
+      for (int64_t j = 0; j < len; ++j) axpy(scores[j], kv + (begin + j) * 2 * d + d + h * dk, o, dk);
     }
   }
 }
@@ -292,17 +294,17 @@ void TransformerRun::step(const std::vector<int32_t>& tokens, std::vector<float>
   position_ += 1;
 }
 
+// Copied back rather than swapped: each vector keeps the capacity it has grown to, so a warm run
+// reorders without allocating.
 void TransformerRun::select(const std::vector<int64_t>& rows) {
   std::vector<int64_t>& picked = scratch_rows_;
-  for (int64_t t = 0; t < position_; ++t) {
-    auto& o = origins_[static_cast<size_t>(t)];
+  const auto reorder = [&](std::vector<int64_t>& v) {
     picked.resize(rows.size());
-    for (size_t i = 0; i < rows.size(); ++i) picked[i] = o[static_cast<size_t>(rows[i])];
-    o.swap(picked);
-  }
-  picked.resize(rows.size());
-  for (size_t i = 0; i < rows.size(); ++i) picked[i] = row_source_[static_cast<size_t>(rows[i])];
-  row_source_.swap(picked);
+    for (size_t i = 0; i < rows.size(); ++i) picked[i] = v[static_cast<size_t>(rows[i])];
+    v.assign(picked.begin(), picked.end());
+  };
+  for (int64_t t = 0; t < position_; ++t) reorder(origins_[static_cast<size_t>(t)]);
+  reorder(row_source_);
 }
 
 }  // namespace nmt::engine
