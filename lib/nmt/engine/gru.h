@@ -96,6 +96,7 @@ class GruRun final : public ModelRun {
   std::vector<int64_t> row_source_;    // row → source
   std::vector<std::vector<float>> state_, next_state_;  // per decoder layer: [rows][H]
   std::vector<float> x_, gi_, gh_, h_, query_, context_, deep_in_, deep_;
+  std::vector<float> step_gi_, next_h_, cell_saved_;  // the encoder's cells: their gates, outputs, scratch
   std::vector<int64_t> scratch_rows_;
 };
 
