@@ -138,6 +138,23 @@ void Linear::forward(const float* x, int64_t rows, float* y, GemmCache& cache, E
     if (!plain) apply_epilogue(out, rows * out_, y, epilogue);
     return;
   }
+  // Past kExactRows, rows in power-of-two pieces, largest first, and what is left (under
+  // kExactRows) in one: a compiled product per (weight, piece), not per row count a decoding meets
+  // (finished sentences leave every count from the batch size down to 1), whose compiled code held
+  // 120 MB after one pass over test_2016_flickr; a call per piece costs too much for a few rows
+  // (docs/experiments.md, "The CPU engine's products").
+  constexpr int64_t kExactRows = 16;
+  for (int64_t done = 0; done < rows;) {
+    const int64_t left = rows - done;
+    const int64_t piece =
+        left < kExactRows ? left : int64_t{1} << (63 - __builtin_clzll(static_cast<unsigned long long>(left)));
+    execute_float32(x + done * in_, piece, y + done * out_, cache, epilogue);
+    done += piece;
+  }
+}
+
+void Linear::execute_float32(const float* x, int64_t rows, float* y, GemmCache& cache, const Epilogue& epilogue) const {
+  GemmCache::Impl& c = cache.impl();
   // Key: weight id, rows, epilogue (activation 2 bits, accumulate 1 bit).
   const uint64_t key = (id_ << 32) ^ (static_cast<uint64_t>(rows) << 3) ^ (static_cast<uint64_t>(epilogue.activation) << 1) ^
                        (epilogue.accumulate ? 1u : 0u);

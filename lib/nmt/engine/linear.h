@@ -46,6 +46,7 @@ class Linear {
   bool empty() const { return out_ == 0; }
 
  private:
+  void execute_float32(const float* x, int64_t rows, float* y, GemmCache& cache, const Epilogue& epilogue) const;
   int64_t out_ = 0, in_ = 0, stride_ = 0;  // stride_: floats per row of Wᵀ
   std::shared_ptr<const std::vector<float>> transposed_;  // Wᵀ [in][stride_]
   std::shared_ptr<const std::vector<float>> bias_;        // [out] or null
