@@ -138,19 +138,20 @@ void Linear::forward(const float* x, int64_t rows, float* y, GemmCache& cache, E
     if (!plain) apply_epilogue(out, rows * out_, y, epilogue);
     return;
   }
-  // Past kExactRows, rows in power-of-two pieces, largest first, and what is left (under
-  // kExactRows) in one: a compiled product per (weight, piece), not per row count a decoding meets
-  // (finished sentences leave every count from the batch size down to 1), whose compiled code held
-  // 120 MB after one pass over test_2016_flickr; a call per piece costs too much for a few rows
-  // (docs/experiments.md, "The CPU engine's products").
-  constexpr int64_t kExactRows = 16;
-  for (int64_t done = 0; done < rows;) {
-    const int64_t left = rows - done;
-    const int64_t piece =
-        left < kExactRows ? left : int64_t{1} << (63 - __builtin_clzll(static_cast<unsigned long long>(left)));
+  // At most three calls, each of a row count from a small set, so that a compiled product serves
+  // many calls: power-of-two pieces of 256 rows or more, then a multiple of 16, then the last
+  // 0-15 rows. One compiled product per row count a decoding meets (finished sentences leave
+  // every count from the batch size down to 1) held 120 MB of oneDNN's code after one pass over
+  // test_2016_flickr; a call per power-of-two piece cost 25 % at 2 threads (docs/experiments.md,
+  // "The CPU engine's products").
+  int64_t done = 0;
+  const auto run = [&](int64_t piece) {
     execute_float32(x + done * in_, piece, y + done * out_, cache, epilogue);
     done += piece;
-  }
+  };
+  while (rows - done >= 256) run(int64_t{1} << (63 - __builtin_clzll(static_cast<unsigned long long>(rows - done))));
+  if (rows - done >= 16) run((rows - done) / 16 * 16);
+  if (rows > done) run(rows - done);
 }
 
 void Linear::execute_float32(const float* x, int64_t rows, float* y, GemmCache& cache, const Epilogue& epilogue) const {
