@@ -9,6 +9,7 @@
 #include <omp.h>
 
 #include "nmt/util/error.h"
+#include "nmt/util/vectorize.h"
 
 namespace nmt::engine {
 namespace {
@@ -32,21 +33,34 @@ dnnl::algorithm algorithm_of(Activation a) {
   return dnnl::algorithm::undef;
 }
 
-// Applies an epilogue on y = x·Wᵀ + b already computed in `tmp` (the int8 path).
-void apply_epilogue(const float* tmp, int64_t n, float* y, const Epilogue& e) {
+// Applies an epilogue on y = x·Wᵀ + b already computed in `tmp` (the int8 path): one loop per
+// case, so that the common ones (none and ReLU, with or without the residual) run in vector lanes.
+NMT_AVX2_CLONE void apply_epilogue(const float* tmp, int64_t n, float* y, const Epilogue& e) {
+  switch (e.activation) {
+    case Activation::kNone:
+      if (e.accumulate) {
+        for (int64_t i = 0; i < n; ++i) y[i] += tmp[i];
+      } else {
+        for (int64_t i = 0; i < n; ++i) y[i] = tmp[i];
+      }
+      return;
+    case Activation::kRelu:
+      if (e.accumulate) {
+        for (int64_t i = 0; i < n; ++i) y[i] += tmp[i] > 0 ? tmp[i] : 0.0f;
+      } else {
+        for (int64_t i = 0; i < n; ++i) y[i] = tmp[i] > 0 ? tmp[i] : 0.0f;
+      }
+      return;
+    case Activation::kSwish:
+    case Activation::kGelu:
+      break;
+  }
   for (int64_t i = 0; i < n; ++i) {
-    float v = tmp[i];
-    switch (e.activation) {
-      case Activation::kRelu: v = v > 0 ? v : 0; break;
-      case Activation::kSwish: v = v / (1 + std::exp(-v)); break;
-      case Activation::kGelu: v = 0.5f * v * (1 + std::erf(v * 0.70710678118654752f)); break;
-      case Activation::kNone: break;
-    }
-    y[i] = e.accumulate ? y[i] + v : v;
+    const float v = tmp[i];
+    const float a = e.activation == Activation::kSwish ? v / (1 + std::exp(-v)) : 0.5f * v * (1 + std::erf(v * 0.70710678118654752f));
+    y[i] = e.accumulate ? y[i] + a : a;
   }
 }
-
-}  // namespace
 
 std::atomic<int64_t> g_gemm_calls_in_flight{0};
 
@@ -57,6 +71,8 @@ struct CompiledMatmul {
   dnnl::memory x, w, y, b;
   std::vector<dnnl_exec_arg_t> args;
 };
+
+}  // namespace
 
 struct GemmCache::Impl {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "nmt/util/vectorize.h"
+
 namespace nmt::engine {
 
 void layer_norm(float* x, int64_t rows, int64_t width, const float* gain, const float* bias) {
@@ -28,13 +30,17 @@ void softmax(float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] *= inv;
 }
 
-float dot(const float* q, const float* k, int64_t n) {
+// The attention's inner loops: in vector lanes (the reduction reassociated, as BLAS's dot does;
+// a scalar sum left them the largest cost of an int8 model's steps), AVX2 where the CPU has it.
+NMT_AVX2_CLONE float dot(const float* q, const float* k, int64_t n) {
   float s = 0;
+#pragma omp simd reduction(+ : s)
   for (int64_t i = 0; i < n; ++i) s += q[i] * k[i];
   return s;
 }
 
-void axpy(float a, const float* x, float* y, int64_t n) {
+NMT_AVX2_CLONE void axpy(float a, const float* x, float* y, int64_t n) {
+#pragma omp simd
   for (int64_t i = 0; i < n; ++i) y[i] += a * x[i];
 }
 
