@@ -255,7 +255,9 @@ TEST(EngineWithoutLibTorch, AWarmDecodingStepAllocatesNothing) {
     EXPECT_EQ(allocations_in_steps(*run, srcs, 12), 0) << name << ": nmt's code allocated in warm steps";
     const int64_t library = g_gemm_library_allocations.load() - library_before;
     std::cout << name << ": 12 warm steps, " << library << " allocations inside oneDNN's execute\n";
-    if (name == "int8 Transformer") EXPECT_EQ(library, 0) << "an int8 Transformer makes no float32 product";
+    if (name == "int8 Transformer") {
+      EXPECT_EQ(library, 0) << "an int8 Transformer makes no float32 product";
+    }
   }
 }
 
