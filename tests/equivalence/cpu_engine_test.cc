@@ -35,6 +35,14 @@ struct Variant {
   std::function<void(models::ModelConfig&)> set;
 };
 
+// Every parameter (LayerNorms included) moved off its initial value, in evaluation mode.
+models::Seq2SeqModel perturbed(models::Seq2SeqModel m) {
+  torch::NoGradGuard no_grad;
+  for (auto& p : m->parameters()) p.add_(torch::randn_like(p) * 0.3);
+  m->eval();
+  return m;
+}
+
 // A random 2+2-layer Transformer; every parameter (LayerNorms included) perturbed so no
 // weight keeps its neutral initial value.
 models::Seq2SeqModel random_transformer(const Variant& v, uint64_t seed) {
@@ -51,11 +59,7 @@ models::Seq2SeqModel random_transformer(const Variant& v, uint64_t seed) {
   t.encoder_layers = 2;
   t.decoder_layers = 2;
   v.set(c);
-  auto m = models::make_model(c);
-  torch::NoGradGuard no_grad;
-  for (auto& p : m->parameters()) p.add_(torch::randn_like(p) * 0.3);
-  m->eval();
-  return m;
+  return perturbed(models::make_model(c));
 }
 
 // A random 2-layer GRU with Bahdanau attention, perturbed as random_transformer's.
@@ -71,11 +75,7 @@ models::Seq2SeqModel random_gru(const Variant& v, uint64_t seed) {
   g.hidden = 32;
   g.rnn_layers = 2;
   v.set(c);
-  auto m = models::make_model(c);
-  torch::NoGradGuard no_grad;
-  for (auto& p : m->parameters()) p.add_(torch::randn_like(p) * 0.3);
-  m->eval();
-  return m;
+  return perturbed(models::make_model(c));
 }
 
 const std::vector<Variant>& gru_variants() {

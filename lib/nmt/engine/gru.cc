@@ -173,9 +173,8 @@ void GruRun::attend(const float* query, float* context, float* record) {
   for (int64_t r = 0; r < R; ++r) {
     const int64_t s = row_source_[static_cast<size_t>(r)];
     const int64_t begin = source_start_[static_cast<size_t>(s)], len = source_start_[static_cast<size_t>(s) + 1] - begin;
-    float stack_scores[1024];
-    std::vector<float> long_scores;
-    float* scores = len <= 1024 ? stack_scores : (long_scores.resize(static_cast<size_t>(len)), long_scores.data());
+    ScoreScratch scratch(len);
+    float* scores = scratch.data();
     const float* q = query + r * H;
     thread_local std::vector<float> features;  // grows once per thread
     grow(features, H);

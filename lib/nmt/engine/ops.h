@@ -16,6 +16,21 @@ void grow(std::vector<T>& v, int64_t n) {
   if (static_cast<int64_t>(v.size()) < n) v.resize(static_cast<size_t>(n));
 }
 
+// One row's attention scores: on the stack up to 1,024 of them (no allocation per step), on the
+// heap past that.
+class ScoreScratch {
+ public:
+  explicit ScoreScratch(int64_t n) {
+    if (n > kOnStack) heap_.resize(static_cast<size_t>(n));
+  }
+  float* data() { return heap_.empty() ? stack_ : heap_.data(); }
+
+ private:
+  static constexpr int64_t kOnStack = 1024;
+  float stack_[kOnStack];
+  std::vector<float> heap_;
+};
+
 // In place, each of `rows` rows of `width`: (x - mean) / sqrt(var + eps) * gain + bias, as
 // torch::nn::LayerNorm (biased variance, eps 1e-5).
 void layer_norm(float* x, int64_t rows, int64_t width, const float* gain, const float* bias);

@@ -190,9 +190,8 @@ void TransformerRun::self_attention(int64_t layer, const float* qkv, float* out)
   auto& kv = self_kv_[static_cast<size_t>(layer)];
 #pragma omp parallel for schedule(static) if (R > 1)
   for (int64_t r = 0; r < R; ++r) {
-    float scores[1024];
-    std::vector<float> long_scores;
-    float* sc = steps <= 1024 ? scores : (long_scores.resize(static_cast<size_t>(steps)), long_scores.data());
+    ScoreScratch scratch(steps);
+    float* sc = scratch.data();
     for (int64_t h = 0; h < H; ++h) {
       const float* q = qkv + r * 3 * d + h * dk;
       for (int64_t t = 0; t < steps; ++t) {
@@ -218,9 +217,8 @@ void TransformerRun::cross_attention(int64_t layer, const float* q_all, float* o
   for (int64_t r = 0; r < R; ++r) {
     const int64_t s = row_source_[static_cast<size_t>(r)];
     const int64_t begin = source_start_[static_cast<size_t>(s)], len = source_start_[static_cast<size_t>(s) + 1] - begin;
-    float stack_scores[1024];
-    std::vector<float> long_scores;
-    float* scores = len <= 1024 ? stack_scores : (long_scores.resize(static_cast<size_t>(len)), long_scores.data());
+    ScoreScratch scratch(len);
+    float* scores = scratch.data();
     float* rec = record ? record + r * longest_source_ : nullptr;
     if (rec) std::fill(rec, rec + longest_source_, 0.0f);
     for (int64_t h = 0; h < H; ++h) {
