@@ -17,6 +17,7 @@ void add_translate_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
 void add_average_command(CLI::App& app);
 void add_quantize_command(CLI::App& app);
+void add_upgrade_command(CLI::App& app);
 void add_import_command(CLI::App& app);
 void add_attention_command(CLI::App& app);
 void add_score_command(CLI::App& app);

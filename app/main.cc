@@ -37,6 +37,7 @@ int main(int argc, char** argv) {
   nmt::cli::add_eval_command(app);
   nmt::cli::add_average_command(app);
   nmt::cli::add_quantize_command(app);
+  nmt::cli::add_upgrade_command(app);
   nmt::cli::add_import_command(app);
   nmt::cli::add_attention_command(app);
   nmt::cli::add_score_command(app);

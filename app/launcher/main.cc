@@ -48,7 +48,7 @@ int refuse_without_libtorch(int argc, char** argv) {
   }
   // The full build's subcommands: a misspelt one is named as such, not as one needing LibTorch.
   const std::vector<std::string> full = {"train", "prepare", "translate", "eval", "score", "attention", "average",
-                                         "quantize", "import", "plot", "report", "bench", "serve", "bleu"};
+                                         "quantize", "upgrade", "import", "plot", "report", "bench", "serve", "bleu"};
   if (std::find(full.begin(), full.end(), what) == full.end()) {
     const std::string near = nmt::nearest_name(what, full);
     std::fprintf(stderr, "nmt: error: unknown subcommand '%s'%s (nmt --help lists them)\n", what.c_str(),

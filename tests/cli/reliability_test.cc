@@ -104,7 +104,7 @@ TEST_F(Reliability, TrainingOnAFullDiskFailsInOneLineWithoutTemporaryFiles) {
   auto r = run_command(with_file_size_limit(kib, nmt_cmd(train_args(out) + " --d-model 128 --ffn 256")));
   EXPECT_EQ(r.exit_code, 1) << r.err;  // not 134 (SIGABRT)
   expect_one_error_line(r);
-  EXPECT_NE(r.err.find("model.pt: cannot write: File too large"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("model.safetensors: cannot write: File too large"), std::string::npos) << r.err;
   EXPECT_EQ(temporary_files(out), std::vector<std::string>{});
   EXPECT_FALSE(fs::exists(out + "/model.pt"));
 }
@@ -116,7 +116,7 @@ TEST_F(Reliability, AveragingOnAFullDiskLeavesNoHalfDirectory) {
   auto r = run_command(with_file_size_limit(kib, nmt_cmd("average " + model() + " --last 2 -o " + parent + "/avg")));
   EXPECT_EQ(r.exit_code, 1) << r.err;
   expect_one_error_line(r);
-  EXPECT_NE(r.err.find("model.pt: cannot write: File too large"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("model.safetensors: cannot write: File too large"), std::string::npos) << r.err;
   EXPECT_TRUE(fs::is_empty(parent)) << "no avg/, no hidden temporary directory";
   // Without the limit it works, and the result loads.
   auto ok = run_command(nmt_cmd("average " + model() + " --last 2 -o " + parent + "/avg"));

@@ -241,16 +241,53 @@ TEST_F(Ux, AModelOfANewerFormatIsRefusedInOneLine) {
   const std::string model = t.file("model");
   std::filesystem::copy(model_, model, std::filesystem::copy_options::recursive);
   auto config = nlohmann::json::parse(slurp(model + "/config.json"));
-  EXPECT_EQ(config["format"], 1);
+  EXPECT_EQ(config["format"], 2);
   EXPECT_EQ(config["nmt_version"], nmt::kVersion);  // from CMakeLists.txt's project(VERSION)
-  config["format"] = 2;
+  config["format"] = 3;
   config["nmt_version"] = "9.0.0";
   nmt::test::write_bytes(model + "/config.json", config.dump());
   auto r = run_command("echo hello | " + nmt_binary() + " translate -m " + model);
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find(model + "/config.json: model format 2 is newer than this nmt"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(model + "/config.json: model format 3 is newer than this nmt"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("written by nmt 9.0.0"), std::string::npos) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+// A model directory of format 1 (model.pt alone, as nmt before 0.x wrote them) still translates,
+// and `nmt upgrade` gives it the model.safetensors the engine reads, in place, saying so in one
+// line; the translations stay the same.
+TEST_F(Ux, AModelDirectoryOfFormat1TranslatesAndUpgradesInPlace) {
+  nmt::test::TempDir t;
+  const std::string model = t.file("model");
+  std::filesystem::copy(model_, model, std::filesystem::copy_options::recursive);
+  ASSERT_TRUE(std::filesystem::exists(model + "/model.safetensors"));
+  ASSERT_TRUE(std::filesystem::exists(model + "/model.pt"));
+  const std::string translate = nmt_binary() + " translate --threads 1 -i " + fixture("tiny.en") + " -m ";
+  const auto expected = run_command(translate + model_);
+  ASSERT_EQ(expected.exit_code, 0) << expected.err;
+  std::filesystem::remove(model + "/model.safetensors");
+  auto config = nlohmann::json::parse(slurp(model + "/config.json"));
+  config["format"] = 1;
+  nmt::test::write_bytes(model + "/config.json", config.dump());
+  const auto old = run_command(translate + model);
+  ASSERT_EQ(old.exit_code, 0) << old.err;
+  EXPECT_EQ(old.out, expected.out);
+
+  const auto up = run_command(nmt_binary() + " upgrade " + model);
+  ASSERT_EQ(up.exit_code, 0) << up.err;
+  EXPECT_EQ(up.err, model + ": model format 2: wrote model.safetensors (the earlier files kept)\n");
+  EXPECT_TRUE(std::filesystem::exists(model + "/model.safetensors"));
+  EXPECT_TRUE(std::filesystem::exists(model + "/model.pt"));
+  EXPECT_EQ(nlohmann::json::parse(slurp(model + "/config.json"))["format"], 2);
+  const auto after = run_command(translate + model + " --engine native");
+  ASSERT_EQ(after.exit_code, 0) << after.err;
+  EXPECT_EQ(after.out, expected.out);
+  const auto again = run_command(nmt_binary() + " upgrade " + model);
+  EXPECT_EQ(again.exit_code, 0);
+  EXPECT_EQ(again.err, model + ": already model format 2, nothing to do\n");
+  const auto missing = run_command(nmt_binary() + " upgrade " + t.file("nowhere"));
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_EQ(std::count(missing.err.begin(), missing.err.end(), '\n'), 1) << missing.err;
 }
 
 TEST_F(Ux, InteractiveTranslatorOnAPseudoTerminal) {

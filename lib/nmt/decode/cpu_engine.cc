@@ -1,5 +1,6 @@
 #include "nmt/decode/cpu_engine.h"
 
+#include <filesystem>
 #include <map>
 
 #include <fmt/format.h>
@@ -8,6 +9,8 @@
 #include "nmt/decode/beam.h"
 #include "nmt/decode/greedy.h"
 #include "nmt/engine/gru.h"
+#include "nmt/engine/safetensors_weights.h"
+#include "nmt/models/weights_file.h"
 #include "nmt/engine/transformer.h"
 #include "nmt/models/gru_config.h"
 #include "nmt/models/quantizable_linear.h"
@@ -121,7 +124,12 @@ std::shared_ptr<const engine::Engine> make_cpu_engine(const std::vector<models::
   const std::string why = engine_cannot_decode(models);
   if (!why.empty()) throw UsageError(why);
   std::vector<std::shared_ptr<const engine::Model>> members;
-  for (const auto& m : models) members.push_back(cpu_engine_model(*m.model, m.quantization == "int8"));
+  for (const auto& m : models) {
+    const bool int8 = m.quantization == "int8";
+    const std::string file = m.dir.empty() ? "" : (std::filesystem::path(m.dir) / models::kSafetensorsFile).string();
+    if (!file.empty() && std::filesystem::exists(file)) members.push_back(cpu_engine_model(file, m.model_config, int8));
+    else members.push_back(cpu_engine_model(*m.model, int8));  // a directory of format 1: model.pt alone
+  }
   return std::make_shared<const engine::Engine>(std::move(members));
 }
 
@@ -130,6 +138,15 @@ std::shared_ptr<const engine::Model> cpu_engine_model(models::Seq2SeqModelImpl& 
   const ModuleWeights weights(model);
   if (model.config().type == "gru") return std::make_shared<const engine::GruBahdanau>(gru_spec(model.config()), weights, int8);
   return std::make_shared<const engine::Transformer>(transformer_spec(model.config()), weights, int8);
+}
+
+std::shared_ptr<const engine::Model> cpu_engine_model(const std::string& safetensors_file,
+                                                     const models::ModelConfig& config, bool int8) {
+  const safetensors::File file = safetensors::File::open(safetensors_file);
+  safetensors::verify_checksum(file);
+  const engine::SafetensorsWeights weights(file);
+  if (config.type == "gru") return std::make_shared<const engine::GruBahdanau>(gru_spec(config), weights, int8);
+  return std::make_shared<const engine::Transformer>(transformer_spec(config), weights, int8);
 }
 
 std::vector<SearchResult> engine_search(const engine::Engine& engine, const std::vector<text::TokenIds>& sources,

@@ -25,6 +25,10 @@ std::shared_ptr<const engine::Engine> make_cpu_engine(const std::vector<models::
 // One model (a Transformer or a GRU) as the engine decodes it; `int8`: its products in int8 (the
 // module's own int8 weights where it is quantised, the rest quantised here as nmt quantize does).
 std::shared_ptr<const engine::Model> cpu_engine_model(models::Seq2SeqModelImpl& model, bool int8);
+// The same from a model directory's model.safetensors (its checksum verified), without LibTorch's
+// modules: what a directory of format 2 is decoded from.
+std::shared_ptr<const engine::Model> cpu_engine_model(const std::string& safetensors_file,
+                                                     const models::ModelConfig& config, bool int8);
 // The hyper-parameters the engine reads, from a Transformer's or a GRU's configuration.
 engine::TransformerSpec transformer_spec(const models::ModelConfig& config);
 engine::GruSpec gru_spec(const models::ModelConfig& config);

@@ -29,4 +29,14 @@ const std::vector<OptionSpec<ConversionOptions>>& quantize_option_specs() {
   return specs;
 }
 
+const std::vector<OptionSpec<ConversionOptions>>& upgrade_option_specs() {
+  using O = ConversionOptions;
+  static const std::vector<OptionSpec<O>> specs = {
+      option("dir", "dir", "", "Model directory of an earlier nmt (model.pt without model.safetensors)", &O::dir)
+          .is_required(),
+      option("quiet", "-q,--quiet", "", "No summary on stderr", &O::quiet).as_switch(),
+  };
+  return specs;
+}
+
 }  // namespace nmt::models

@@ -20,4 +20,7 @@ const std::vector<OptionSpec<ConversionOptions>>& import_option_specs();
 // `nmt quantize`: an nmt model directory in, its int8 copy out.
 const std::vector<OptionSpec<ConversionOptions>>& quantize_option_specs();
 
+// `nmt upgrade`: a model directory of an earlier format, upgraded in place (no out_dir, no force).
+const std::vector<OptionSpec<ConversionOptions>>& upgrade_option_specs();
+
 }  // namespace nmt::models

@@ -12,6 +12,7 @@
 
 #include "nmt/models/hf_weights.h"
 #include "nmt/models/model_io.h"
+#include "nmt/models/weights_file.h"
 #include "nmt/models/transformer.h"
 #include "nmt/text/spm_proto.h"
 #include "nmt/util/error.h"
@@ -348,7 +349,7 @@ ImportSummary import_marian(const std::string& hf_dir, const std::string& out_di
   write_model_directory(target.string(), out_dir, [&](const std::string& tmp) {
     write_file_atomic((fs::path(tmp) / kSourceSubwordFile).string(), src_spm);
     write_file_atomic((fs::path(tmp) / kSubwordFile).string(), tgt_spm);
-    save_weights(model, (fs::path(tmp) / kWeightsFile).string());
+    save_directory_weights(model, tmp);
     write_file_atomic((fs::path(tmp) / kConfigFile).string(),
                       model_directory_config(mc.model.to_json(), train).dump(2) + "\n");
   });

@@ -203,7 +203,7 @@ void move_into_place(const fs::path& tmp, const fs::path& target, const std::str
   if (!old.empty()) fs::remove_all(old, ec);
 }
 
-// config.json's "format": 1 (or absent, as nothing else was ever written), else refused.
+// config.json's "format": up to kModelFormat (absent: 1, as nothing else was ever written), else refused.
 void check_model_format(const nlohmann::json& config, const std::string& config_path) {
   if (!config.contains("format")) return;
   const auto& format = config["format"];
@@ -239,6 +239,7 @@ LoadedModel load_model(const std::string& dir, const std::string& weights) {
   if (const std::string problem = directory_problem(dir); !problem.empty())
     throw RuntimeError(fmt::format("{}: {} (a model directory is what nmt train, average, quantize or import write)", dir, problem));
   LoadedModel m;
+  m.dir = dir;
   const std::string config_path = (fs::path(dir) / kConfigFile).string();
   if (!fs::exists(config_path))
     throw RuntimeError(fmt::format("{}: does not exist: {} is not a model directory", config_path, dir));

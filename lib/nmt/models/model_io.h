@@ -5,7 +5,10 @@
 //                 one, or the target side's when the model has separate vocabularies
 //   spm.src.model the source side's SentencePiece model, only with separate vocabularies
 //                 (config.json: "shared_vocab": false)
-//   model.pt      the weights to translate with (the best checkpoint by validation)
+//   model.safetensors  the weights to translate with (the best checkpoint by validation), as
+//                 the CPU engine and nmt without LibTorch read them (models/weights_file.h)
+//   model.pt      the same weights as a LibTorch archive (model.int8.pt for int8 copies): what
+//                 the LibTorch path and nmt before format 2 read
 //   checkpoint/   the latest complete training state (see nmt/train/checkpoint.h)
 //   metrics.jsonl one JSON object per log/validation event
 #include <functional>
@@ -27,7 +30,9 @@ inline constexpr const char* kWeightsFile = "model.pt";
 
 // The version of the model directory's layout that config.json's "format" names. A directory
 // of a newer format is refused by load_model (a newer nmt wrote it), never read half-right.
-inline constexpr int kModelFormat = 1;
+// 2: model.safetensors beside model.pt (1: model.pt alone; still read, `nmt upgrade` adds the
+// safetensors file).
+inline constexpr int kModelFormat = 2;
 
 // config.json's content: {"format": kModelFormat, "nmt_version": kVersion, "model": ..., "train": ...}.
 nlohmann::json model_directory_config(const nlohmann::json& model, const nlohmann::json& train);
@@ -71,6 +76,7 @@ void save_weights(torch::nn::Module& model, const std::string& path);
 void load_weights(torch::nn::Module& model, const std::string& path);
 
 struct LoadedModel {
+  std::string dir;        // the model directory it was loaded from ("" when built in memory)
   nlohmann::json config;  // the whole config.json
   ModelConfig model_config;
   std::string quantization;  // "" (fp32) or "int8" (nmt/models/quantize.h)

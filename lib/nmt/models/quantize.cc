@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "nmt/models/model_io.h"
+#include "nmt/models/weights_file.h"
 #include "nmt/models/quantizable_linear.h"
 #include "nmt/util/error.h"
 #include "nmt/util/io.h"
@@ -222,10 +223,11 @@ QuantizeSummary quantize_model_dir(const std::string& dir, const std::string& ou
   QuantizeSummary summary;
   summary.linears = quantize_model(*m.model);
   m.config["quantization"] = "int8";
+  m.config["format"] = kModelFormat;  // model.safetensors beside model.int8.pt
   m.config["quantized_from"] = fs::absolute(dir).lexically_normal().string();
 
   write_model_directory(target.string(), out, [&](const std::string& tmp) {
-    save_int8_weights(*m.model, (fs::path(tmp) / kInt8WeightsFile).string());
+    save_directory_weights(*m.model, tmp);
     write_file_atomic((fs::path(tmp) / kConfigFile).string(), m.config.dump(2) + "\n");
     copy_subword_files(dir, tmp, m.model_config.shared_vocab);
   });

@@ -10,6 +10,7 @@
 #include <torch/torch.h>
 
 #include "nmt/models/model_io.h"
+#include "nmt/models/weights_file.h"
 #include "nmt/train/checkpoint.h"
 #include "nmt/util/error.h"
 #include "nmt/util/io.h"
@@ -63,11 +64,12 @@ AverageResult average_last_checkpoints(const std::string& model_dir, int last, c
   // anything is written.
   models::check_finite(*model, fmt::format("the average of {} checkpoints of {}", last, model_dir));
   config["averaged_from"] = result.checkpoints;
+  config["format"] = models::kModelFormat;  // model.safetensors beside model.pt
   // A full disk leaves no half model directory (and no temporary files) behind.
   fs::path target = fs::path(out_dir).lexically_normal();
   if (!target.has_filename()) target = target.parent_path();  // "out/": an empty OUT (checked above)
   models::write_model_directory(target.string(), out_dir, [&](const std::string& tmp) {
-    models::save_weights(*model, (fs::path(tmp) / models::kWeightsFile).string());
+    models::save_directory_weights(*model, tmp);
     write_file_atomic((fs::path(tmp) / models::kConfigFile).string(), config.dump(2) + "\n");
     models::copy_subword_files(dir.string(), tmp, model_config.shared_vocab);
   });

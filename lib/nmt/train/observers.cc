@@ -11,6 +11,7 @@
 #include "nmt/decode/greedy.h"
 #include "nmt/metrics/bleu.h"
 #include "nmt/models/model_io.h"
+#include "nmt/models/weights_file.h"
 #include "nmt/tensor/batch.h"
 #include "nmt/tensor/device.h"
 #include "nmt/train/loss.h"
@@ -118,7 +119,7 @@ void Validator::validate() {
     s.best = metric;
     s.has_best = true;
     s.bad_validations = 0;
-    models::save_weights(model_, (out_ / models::kWeightsFile).string());
+    models::save_directory_weights(model_, out_.string());
   } else {
     s.bad_validations += 1;
   }

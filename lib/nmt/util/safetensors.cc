@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "nmt/util/error.h"
+#include "nmt/util/hash.h"
 #include "nmt/util/io.h"
 
 // The data bytes are read and written in the machine's order; the format's is little-endian.
@@ -467,6 +468,49 @@ void write_file(const std::string& path, const std::vector<TensorToWrite>& tenso
   OutputFile out(path);
   out.write(bytes);
   out.commit();
+}
+
+namespace {
+uint64_t hash_tensor(uint64_t h, const std::string& name, DType dtype, const std::vector<int64_t>& shape, const void* data,
+                     size_t bytes) {
+  h = fnv1a_words(name.data(), name.size() + 1, h);
+  const std::string type = dtype_name(dtype);
+  h = fnv1a_words(type.data(), type.size() + 1, h);
+  for (int64_t d : shape) h = fnv1a_words(&d, sizeof d, h);
+  return bytes ? fnv1a_words(data, bytes, h) : h;
+}
+}  // namespace
+
+// Hashed in name order on both sides: a File lists its tensors by offset, and the writer lays
+// them out by element size, so only the names give one order to both.
+std::string checksum(const std::vector<TensorToWrite>& tensors) {
+  std::vector<const TensorToWrite*> sorted;
+  for (const auto& t : tensors) sorted.push_back(&t);
+  std::sort(sorted.begin(), sorted.end(), [](const auto* a, const auto* b) { return a->name < b->name; });
+  uint64_t h = kFnvOffset;
+  for (const auto* t : sorted) {
+    size_t bytes = 0;
+    byte_count(t->shape, dtype_size(t->dtype), &bytes);
+    h = hash_tensor(h, t->name, t->dtype, t->shape, t->data, bytes);
+  }
+  return hex64(h);
+}
+
+std::string checksum(const File& file) {
+  std::vector<const TensorInfo*> sorted;
+  for (const auto& t : file.tensors()) sorted.push_back(&t);
+  std::sort(sorted.begin(), sorted.end(), [](const auto* a, const auto* b) { return a->name < b->name; });
+  uint64_t h = kFnvOffset;
+  for (const auto* t : sorted) h = hash_tensor(h, t->name, t->dtype, t->shape, file.data(*t), t->bytes);
+  return hex64(h);
+}
+
+void verify_checksum(const File& file) {
+  const auto stored = file.metadata().find(kChecksumKey);
+  if (stored == file.metadata().end())
+    throw RuntimeError(fmt::format("{}: no {} in its metadata: not weights written by nmt", file.path(), kChecksumKey));
+  if (stored->second != checksum(file))
+    throw RuntimeError(fmt::format("{}: checksum mismatch: the weights are corrupted", file.path()));
 }
 
 }  // namespace nmt::safetensors

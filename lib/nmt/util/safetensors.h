@@ -132,4 +132,16 @@ std::string serialize(const std::vector<TensorToWrite>& tensors, const std::map<
 void write_file(const std::string& path, const std::vector<TensorToWrite>& tensors,
                 const std::map<std::string, std::string>& metadata = {});
 
+// The checksum nmt stores in the files it writes (metadata "nmt_weights_checksum"): fnv1a_words
+// (util/hash.h) over each tensor's name, dtype, shape and bytes, in the given order for the
+// tensors to write and in name order for a File, so the two agree (write_file sorts nothing;
+// callers hash what they pass). 16 hex digits.
+inline constexpr const char* kChecksumKey = "nmt_weights_checksum";
+std::string checksum(const std::vector<TensorToWrite>& tensors);
+std::string checksum(const File& file);
+// A file nmt wrote is one whose metadata holds kChecksumKey: RuntimeError "PATH: checksum
+// mismatch: the weights are corrupted" when the tensors' checksum differs, "PATH: no
+// nmt_weights_checksum: not written by nmt" when it is absent.
+void verify_checksum(const File& file);
+
 }  // namespace nmt::safetensors
