@@ -119,6 +119,7 @@ std::vector<serve::Nbest> decode_batch(decode::TranslationService& service, cons
   decode::ResultOptions fields;
   fields.constrained = key.constrained;
   fields.token_log_probs = true;  // each answer's confidence
+  fields.split_sentences = true;  // a text may be a paragraph
   return service.translate(requests, search, fields);
 }
 

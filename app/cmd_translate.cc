@@ -139,6 +139,9 @@ decode::ResultOptions result_options(const decode::TranslateIoOptions& io, const
   r.alignment = io.alignment;
   r.attention = !io.attention.empty() || !io.attention_svg.empty();
   r.markup = io.markup;
+  // A line of several sentences is translated sentence by sentence; the attention files
+  // draw one matrix per line, so with them each line is one sentence.
+  r.split_sentences = !io.whole_lines && !r.attention;
   r.attention_choice = service.attention_choice(io.attention_layer, io.attention_head, "--attention-layer", "--attention-head");
   return r;
 }

@@ -28,8 +28,11 @@ bool run_command(const std::string& cmd, const decode::TranslationService& servi
     std::fputs("  type a sentence to translate it\n  :attn  attention of the last sentence\n  :quit  leave (or Ctrl-D)\n", stderr);
   } else if (cmd == ":attn") {
     const bool color = viz::is_terminal(stdout) && std::getenv("NO_COLOR") == nullptr;
-    if (!last.any || last.result.attention.empty())
+    if (!last.any)
       std::fputs("no sentence translated yet\n", stderr);
+    else if (last.result.attention.empty())
+      std::fputs("the last input was several sentences: :attn shows one sentence's attention (type one alone)\n",
+                 stderr);
     else
       std::fputs(viz::attention_text(service.attention_map(last.result, last.source), color).c_str(), stdout);
     std::fflush(stdout);
@@ -44,6 +47,7 @@ bool run_command(const std::string& cmd, const decode::TranslationService& servi
 void run_interactive(decode::TranslationService& service, const decode::SearchOptions& search) {
   decode::ResultOptions fields;
   fields.attention = true;
+  fields.split_sentences = true;  // (attention is then kept for an input of one sentence)
   std::fprintf(stderr, "nmt %s model, %s. Type a sentence and press Enter; :attn shows the last attention, :help, :quit or Ctrl-D to leave.\n",
                service.model_description().c_str(), decode::search_name(search).c_str());
   std::string line;

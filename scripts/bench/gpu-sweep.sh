@@ -24,7 +24,7 @@ prepare() {
   cd "$here"
   mkdir -p .device  # ignored by git (.gitignore)
   # ../shared/gpu/fetch-debs.sh's list, plus what the CMake files ask for since: cpp-httplib
-  # (`nmt serve`; its .pc file names OpenSSL and Brotli) and pugixml (the tests).
+  # (`nmt serve`; its .pc file names OpenSSL and Brotli), pugixml (the tests) and ICU (sentences).
   bash "$here/../shared/gpu/fetch-debs.sh" .device/debs >/dev/null
   local state
   state=$(mktemp -d)
@@ -32,7 +32,7 @@ prepare() {
   local o=(-oDir::State::Lists="$state/lists" -oDir::Cache="$state/cache")
   apt-get "${o[@]}" update -qq
   (cd .device/debs && apt-get "${o[@]}" download libcpp-httplib-dev libcpp-httplib0.11 libssl-dev libbrotli-dev \
-    libbrotli1 libpugixml-dev libpugixml1v5)
+    libbrotli1 libpugixml-dev libpugixml1v5 libicu-dev libicu72 icu-devtools)
   rm -rf "$state"
   rm -rf .device/multi30k .device/build-on-device.sh
   # ../shared is read-only, and cp keeps the mode: make the copies writable so a rerun replaces them.

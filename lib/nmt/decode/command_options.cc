@@ -38,6 +38,12 @@ const std::vector<OptionSpec<TranslateIoOptions>>& translate_io_option_specs() {
              "out, the text translated, and the tags put back around the aligned words (the output is escaped markup)",
              &O::markup)
           .as_switch(),
+      option("whole_lines", "--whole-lines", kIo,
+             "Translate each input line as one sentence (default: a line of several sentences is split into them, "
+             "they are translated, and the translations joined with the line's own spacing; --markup, --attention "
+             "and --attention-svg imply it)",
+             &O::whole_lines)
+          .as_switch(),
       option("constraints", "--constraints", kIo,
              "Line N of FILE: tab-separated phrases the translation of input line N must contain (terminology; beam "
              "search with dynamic beam allocation; an empty line: none)",

@@ -20,6 +20,7 @@ struct TranslateIoOptions {
   bool prefix_tab = false;
   std::string constraints, avoid_per_line, avoid;
   bool json = false, alignment = false, markup = false;
+  bool whole_lines = false;  // each line translated as one sentence
 
   RequestFiles request_files() const { return {prefix_file, prefix_tab, constraints, avoid_per_line, avoid}; }
 };

@@ -2,22 +2,68 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <string_view>
+
+#include "nmt/decode/paragraphs.h"
 #include "nmt/decode/strategy.h"
 #include "nmt/models/architecture.h"
 #include "nmt/quant/int8_gemm.h"
 #include "nmt/text/markup.h"
 #include "nmt/text/repetition.h"
+#include "nmt/text/sentence_split.h"
 #include "nmt/text/word_alignment.h"
 #include "nmt/util/error.h"
 
 namespace nmt::decode {
 
+namespace {
+
+std::string language_of(const nlohmann::json& config) {
+  for (const auto& [section, key] : {std::pair{"languages", "source"}, std::pair{"train", "src_lang"}}) {
+    const auto s = config.find(section);
+    if (s == config.end() || !s->is_object()) continue;
+    const auto v = s->find(key);
+    if (v != s->end() && v->is_string()) return v->get<std::string>();
+  }
+  return "";
+}
+
+}  // namespace
+
 TranslationService::TranslationService(const std::vector<std::string>& model_dirs, const RuntimeOptions& runtime)
-    : translator_(load_translator(model_dirs, runtime)) {}
+    : TranslationService(load_translator(model_dirs, runtime)) {}
+
+TranslationService::TranslationService(Translator translator)
+    : translator_(std::move(translator)),
+      splitter_(std::make_unique<text::SentenceSplitter>(language_of(translator_.members().front().config))) {}
+
+TranslationService::~TranslationService() = default;
+
+const std::string& TranslationService::source_language() const { return splitter_->language(); }
 
 std::vector<Nbest> TranslationService::translate(const std::vector<TranslationRequest>& requests,
                                                  const SearchOptions& search, const ResultOptions& results,
                                                  TranslateStats* stats) {
+  if (!results.split_sentences || results.markup) return translate_whole(requests, search, results, stats);
+  // The subwords a source may have before the translator truncates it (Translator::encode).
+  int64_t limit = DecodeOptions{}.max_source_len;
+  for (const auto& m : members()) limit = std::min<int64_t>(limit, m.model_config.max_positions - 1);
+  const size_t max_subwords = static_cast<size_t>(std::max<int64_t>(1, limit - 1));
+  // A text of n bytes has at most n + 1 pieces (a leading "▁"): most are not even encoded.
+  const FitsModel fits = [&](std::string_view s) {
+    return s.size() + 1 <= max_subwords || translator_.subwords().source.encode(std::string(s)).size() <= max_subwords;
+  };
+  const SentencePlan plan = plan_sentences(requests, *splitter_, fits);
+  ResultOptions per_sentence = results;
+  if (results.on_batch_done)
+    per_sentence.on_batch_done = [&plan, &results](size_t done) { results.on_batch_done(requests_done(plan, done)); };
+  return join_sentences(plan, translate_whole(plan.sentences, search, per_sentence, stats));
+}
+
+std::vector<Nbest> TranslationService::translate_whole(const std::vector<TranslationRequest>& requests,
+                                                       const SearchOptions& search, const ResultOptions& results,
+                                                       TranslateStats* stats) {
   std::vector<std::string> sources, prefixes;
   std::vector<text::PhraseConstraints> constraints;
   std::vector<text::MarkedLine> marked;

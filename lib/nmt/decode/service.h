@@ -7,6 +7,7 @@
 // itself.
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 
 namespace nmt::text {
 struct MarkedLine;
+class SentenceSplitter;
 }
 
 namespace nmt::decode {
@@ -33,6 +35,10 @@ struct ResultOptions {
   // Sources are text with inline tags (text/markup.h): the tags are taken out, the text
   // translated, and the tags put back around the aligned words.
   bool markup = false;
+  // Each source may be a paragraph: it is split into sentences (decode/paragraphs.h), they are
+  // translated in the same batches as every other request's, and joined. Not with markup
+  // (tags may span sentences); attention is then kept only for sources of one sentence.
+  bool split_sentences = false;
   models::AlignmentChoice attention_choice;  // which Transformer cross-attention is used
   std::function<void(size_t)> on_batch_done;  // sentences finished, after each batch
 };
@@ -47,7 +53,8 @@ class TranslationService {
  public:
   // The model in each directory, or their ensemble, as load_translator loads them.
   TranslationService(const std::vector<std::string>& model_dirs, const RuntimeOptions& runtime);
-  explicit TranslationService(Translator translator) : translator_(std::move(translator)) {}
+  explicit TranslationService(Translator translator);
+  ~TranslationService();
 
   // Per request, its hypotheses, best first; an empty (or all-space) source gives one empty
   // hypothesis. UsageError for a phrase the model cannot write.
@@ -79,10 +86,17 @@ class TranslationService {
   const std::vector<models::LoadedModel>& members() const { return translator_.members(); }
   Translator& translator() { return translator_; }
 
+  // The source language whose sentence rules split paragraphs (config.json's
+  // languages.source, else train.src_lang; "" when neither says).
+  const std::string& source_language() const;
+
  private:
+  std::vector<Nbest> translate_whole(const std::vector<TranslationRequest>& requests, const SearchOptions& search,
+                                     const ResultOptions& results, TranslateStats* stats);
   TranslationResult result_of(Translation t, const std::string& source, const ResultOptions& options,
                               const text::MarkedLine* marked) const;
   Translator translator_;
+  std::unique_ptr<text::SentenceSplitter> splitter_;
 };
 
 }  // namespace nmt::decode

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 
+#include "nmt/text/unicode.h"
+
 namespace nmt::metrics {
 namespace {
+using text::is_ascii_space;
 
 using u128 = unsigned __int128;
 
@@ -48,7 +51,6 @@ std::vector<uint32_t> mix_entropy(const std::vector<uint32_t>& entropy) {
 constexpr u128 kPcgMultiplier = (static_cast<u128>(0x2360ed051fc65da4ULL) << 64) | 0x4385df649fccf645ULL;
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_ascii_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 
 }  // namespace
 

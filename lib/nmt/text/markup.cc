@@ -21,7 +21,6 @@ struct Tag {
   size_t length;     // bytes of the line it spans
 };
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 bool is_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_name_char(char c) { return is_letter(c) || is_digit(c) || c == ':' || c == '_' || c == '.' || c == '-'; }
@@ -46,14 +45,14 @@ std::string read_name(std::string_view s, size_t& pos) {
 }
 
 size_t skip_spaces(std::string_view s, size_t pos) {
-  while (pos < s.size() && is_space(s[pos])) ++pos;
+  while (pos < s.size() && is_ascii_space(s[pos])) ++pos;
   return pos;
 }
 
 // One attribute at `pos`: name, optionally = and a quoted or unquoted value. Advances `pos`.
 bool read_attribute(std::string_view s, size_t& pos) {
   auto is_attribute_name_char = [](char c) {
-    return !is_space(c) && c != '"' && c != '\'' && c != '>' && c != '/' && c != '=' && c != '<';
+    return !is_ascii_space(c) && c != '"' && c != '\'' && c != '>' && c != '/' && c != '=' && c != '<';
   };
   size_t start = pos;
   while (pos < s.size() && is_attribute_name_char(s[pos])) ++pos;
@@ -69,7 +68,7 @@ bool read_attribute(std::string_view s, size_t& pos) {
     return true;
   }
   size_t value = pos;
-  while (pos < s.size() && !is_space(s[pos]) && s[pos] != '>' && s[pos] != '"' && s[pos] != '\'' && s[pos] != '<')
+  while (pos < s.size() && !is_ascii_space(s[pos]) && s[pos] != '>' && s[pos] != '"' && s[pos] != '\'' && s[pos] != '<')
     ++pos;
   return pos > value;
 }

@@ -62,6 +62,8 @@ void append_utf8(std::string& out, char32_t cp);
 // \t \n \v \f \r space, U+001C..U+001F, U+0085, U+00A0, U+1680, U+2000..U+200A, U+2028,
 // U+2029, U+202F, U+205F, U+3000. Not U+200B or U+FEFF.
 bool is_python_space(char32_t cp);
+// The ASCII whitespace of C's isspace(): space, \t, \n, \v, \f, \r.
+inline bool is_ascii_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 
 // str.rstrip() with no argument: drops trailing Python whitespace. The UTF-8 flavour checks
 // only as much as it reads: a line that ends in ASCII is not decoded (nor validated) before it.

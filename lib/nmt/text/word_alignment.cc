@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "nmt/util/error.h"
+#include "nmt/text/unicode.h"
 
 namespace nmt::text {
 namespace {
@@ -54,7 +55,6 @@ bool parse_index(std::string_view digits, int& value) {
   return true;
 }
 
-bool is_ascii_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 
 size_t count_common(const std::vector<WordLink>& sorted_a, const std::vector<WordLink>& sorted_b) {
   size_t common = 0;

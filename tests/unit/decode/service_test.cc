@@ -119,6 +119,36 @@ TEST_F(Service, MarkupIsTakenOutAndPutBackAroundTheAlignedWords) {
   EXPECT_NE(t[1].front().warnings[0].find("<i>"), std::string::npos);
 }
 
+TEST_F(Service, AParagraphIsTranslatedSentenceBySentenceWithItsOwnSpacing) {
+  TranslationService service({model()}, {});
+  ResultOptions split;
+  split.split_sentences = true;
+  const auto alone = service.translate({{kSources[0], {}, {}}, {kSources[2], {}, {}}}, {}, {});
+  const std::string paragraph = kSources[0] + "  " + kSources[2] + "\n\n" + kSources[0];
+  const auto joined = service.translate({{paragraph, {}, {}}, {kSources[2], {}, {}}}, {}, split);
+  const std::string t0 = alone[0].front().text, t2 = alone[1].front().text;
+  EXPECT_EQ(joined[0].front().text, t0 + "  " + t2 + "\n\n" + t0);
+  EXPECT_EQ(joined[1].front().text, t2);  // a request of one sentence, as without splitting
+  EXPECT_NEAR(joined[0].front().log_prob, 2 * alone[0].front().log_prob + alone[1].front().log_prob, 1e-4);
+}
+
+TEST_F(Service, NmtTranslateSplitsALineOfSentencesUnlessAskedForWholeLines) {
+  nmt::test::TempDir tmp("nmt-service-paragraph");
+  nmt::test::write_bytes(tmp.file("in"), kSources[0] + " " + kSources[2] + "\n" + kSources[0] + "\n" + kSources[2] + "\n");
+  const std::string cmd = nmt::test::nmt_binary() + " translate -q --threads 1 -m " + model() + " -i " + tmp.file("in");
+  const auto split = nmt::test::run_command(cmd);
+  ASSERT_EQ(split.exit_code, 0) << split.err;
+  const auto lines = nmt::test::lines_of(split.out);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0], lines[1] + " " + lines[2]);
+  const auto whole = nmt::test::run_command(cmd + " --whole-lines");
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  nmt::set_threads(1);
+  TranslationService service({model()}, {});
+  EXPECT_EQ(nmt::test::lines_of(whole.out)[0],
+            service.translate({{kSources[0] + " " + kSources[2], {}, {}}}, {}, {})[0].front().text);
+}
+
 TEST_F(Service, AttentionChoicesOutsideTheModelAreRefusedNamingTheFlag) {
   TranslationService service({model()}, {});
   nmt::test::expect_error<nmt::UsageError>([&] { service.attention_choice(99, -1, "--attention-layer", "--x"); },
