@@ -120,6 +120,7 @@ std::vector<serve::Nbest> decode_batch(decode::TranslationService& service, cons
   fields.constrained = key.constrained;
   fields.token_log_probs = true;  // each answer's confidence
   fields.split_sentences = true;  // a text may be a paragraph
+  fields.markup = key.markup;
   return service.translate(requests, search, fields);
 }
 
@@ -145,7 +146,7 @@ class TranslatorBackend : public serve::Backend {
       if (models_.count(name))
         throw UsageError(fmt::format("two -m directories are named \"{}\"; each model is known by its folder's name", name));
       models_[name] = ServedModel{name, dir, nullptr};
-      info_.push_back({name, dir, "", ""});
+      info_.push_back({name, dir, "", "", "", ""});
     }
     for (auto& info : info_) {
       ServedModel& served = models_.at(info.name);
@@ -154,6 +155,8 @@ class TranslatorBackend : public serve::Backend {
       const models::LoadedModel& loaded = served.service->members().front();
       info.type = loaded.model_config.type;
       info.weights = loaded.quantization.empty() ? std::string("fp32") : loaded.quantization;
+      info.source_language = served.service->source_language();
+      info.target_language = served.service->target_language();
     }
   }
   const std::vector<serve::ServedModelInfo>& models() const override { return info_; }

@@ -215,23 +215,25 @@ install_ctranslate2() {
 # they are asked for, failing to install them is an error: the tests would only be skipped.
 TRANSFORMERS_VERSION=5.24.0
 SAFETENSORS_VERSION=0.8.0
+LIBRETRANSLATEPY_VERSION=2.1.4  # LibreTranslate's client: `nmt serve` speaks its API
 install_reference() {
-  local want="$TRANSFORMERS_VERSION $SAFETENSORS_VERSION $CT2_VERSION $SENTENCEPIECE_VERSION" have
-  have=$("$VENV/bin/python3" -c 'import transformers, safetensors, ctranslate2, sentencepiece as s
-print(transformers.__version__, safetensors.__version__, ctranslate2.__version__, s.__version__)' 2>/dev/null || true)
+  local want="$TRANSFORMERS_VERSION $SAFETENSORS_VERSION $CT2_VERSION $SENTENCEPIECE_VERSION $LIBRETRANSLATEPY_VERSION" have
+  have=$("$VENV/bin/python3" -c 'import transformers, safetensors, ctranslate2, sentencepiece as s, importlib.metadata as m
+print(transformers.__version__, safetensors.__version__, ctranslate2.__version__, s.__version__, m.version("libretranslatepy"))' 2>/dev/null || true)
   if [[ "$have" == "$want" ]] &&
     PYTHONPATH="$TORCH_HOME_DIR:$TORCH_HOME_DIR-cuda-deps" "$VENV/bin/python3" -c 'import torch' 2>/dev/null; then
-    say "transformers $TRANSFORMERS_VERSION, safetensors, CTranslate2 and SentencePiece (Python) present"
+    say "transformers $TRANSFORMERS_VERSION, safetensors, CTranslate2, SentencePiece and libretranslatepy (Python) present"
     return
   fi
-  say "installing transformers $TRANSFORMERS_VERSION, safetensors $SAFETENSORS_VERSION, CTranslate2 $CT2_VERSION and SentencePiece $SENTENCEPIECE_VERSION (Python, for the equivalence tests)"
+  say "installing transformers $TRANSFORMERS_VERSION, safetensors $SAFETENSORS_VERSION, CTranslate2 $CT2_VERSION, SentencePiece $SENTENCEPIECE_VERSION and libretranslatepy $LIBRETRANSLATEPY_VERSION (Python, for the equivalence tests)"
   local log
   log=$(mktemp /tmp/nmt-setup-pip.XXXXXX)
   venv_pip install -q "transformers==$TRANSFORMERS_VERSION" "safetensors==$SAFETENSORS_VERSION" \
-    "ctranslate2==$CT2_VERSION" "sentencepiece==$SENTENCEPIECE_VERSION" > "$log" 2>&1 ||
+    "ctranslate2==$CT2_VERSION" "sentencepiece==$SENTENCEPIECE_VERSION" "libretranslatepy==$LIBRETRANSLATEPY_VERSION" \
+    > "$log" 2>&1 ||
     die "pip could not install the equivalence tests' Python references (network? disk?); pip's messages: $log"
   # The tests import them beside the wheel's PyTorch: checked here, once, rather than skipped there.
-  PYTHONPATH="$TORCH_HOME_DIR:$TORCH_HOME_DIR-cuda-deps" "$VENV/bin/python3" -c 'import torch, transformers, ctranslate2' \
+  PYTHONPATH="$TORCH_HOME_DIR:$TORCH_HOME_DIR-cuda-deps" "$VENV/bin/python3" -c 'import torch, transformers, ctranslate2, libretranslatepy' \
     >> "$log" 2>&1 || die "the references do not import beside the wheel's PyTorch; python's messages: $log"
   rm -f "$log"
 }

@@ -84,14 +84,24 @@ TEST_F(HostileInput, InvalidUtf8IsAnErrorNamingTheLineAfterEarlierOutput) {
   EXPECT_NE(file.err.find(dir_->file("bad.txt") + ":3"), std::string::npos) << file.err;
 }
 
-TEST_F(HostileInput, MegabyteLineIsTruncatedWithAWarning) {
+TEST_F(HostileInput, AMegabyteLineTranslatedWholeIsTruncatedWithAWarning) {
   std::string huge;
   while (huge.size() < (1 << 20)) huge += "a dog runs across the field ";
   nmt::test::write_bytes(dir_->file("huge.txt"), "A dog runs.\n" + huge + "\n");
-  auto r = run_command(translate("--input " + dir_->file("huge.txt")));
+  auto r = run_command(translate("--whole-lines --input " + dir_->file("huge.txt")));
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(lines_of(r.out), 2u);
   EXPECT_NE(r.err.find("1 input line(s) longer than the model's limit were truncated"), std::string::npos) << r.err;
+}
+
+TEST_F(HostileInput, ALineOverTheModelsLimitIsTranslatedInPiecesNotTruncated) {
+  std::string long_line;
+  while (long_line.size() < 8000) long_line += "a dog runs across the field, ";
+  nmt::test::write_bytes(dir_->file("long.txt"), "A dog runs.\n" + long_line + "\n");
+  auto r = run_command(translate("--input " + dir_->file("long.txt")));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(lines_of(r.out), 2u);
+  EXPECT_EQ(r.err.find("truncated"), std::string::npos) << r.err;
 }
 
 TEST_F(HostileInput, RandomBytesNeverCrash) {

@@ -9,7 +9,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -430,6 +432,114 @@ TEST_F(Serve, AnApiKeyIsRequiredOfEveryRequestWhenGiven) {
   EXPECT_EQ(request(server.port(), "POST", "/translate", R"({"text": "Hi"})", "Authorization: Bearer s3cret-keyX\r\n").status, 401);
   EXPECT_EQ(request(server.port(), "GET", "/health", "", "Authorization: Bearer s3cret-key\r\n").status, 200);
   EXPECT_EQ(request(server.port(), "POST", "/translate", R"({"text": "Hi"})", "Authorization: Bearer s3cret-key\r\n").status, 200);
+}
+
+// application/x-www-form-urlencoded, as LibreTranslate's clients send their requests.
+std::string form_encoded(const std::vector<std::pair<std::string, std::string>>& fields) {
+  std::string out;
+  for (const auto& [name, value] : fields) {
+    out += (out.empty() ? "" : "&") + name + "=";
+    for (unsigned char c : value) {
+      char escaped[4];
+      std::snprintf(escaped, sizeof escaped, "%%%02X", c);
+      out += std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' ? std::string(1, static_cast<char>(c)) : escaped;
+    }
+  }
+  return out;
+}
+
+HttpReply post_form(int port, const std::string& path, const std::vector<std::pair<std::string, std::string>>& fields,
+                    const std::string& extra_headers = "") {
+  const std::string body = form_encoded(fields);
+  return send_request(port, "POST " + path + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n" + extra_headers +
+                                "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: " +
+                                std::to_string(body.size()) + "\r\n\r\n" + body);
+}
+
+TEST_F(Serve, SpeaksLibreTranslatesApiAsItsClientsExpect) {
+  ServerProcess server("-m " + model() + " -q", file("lt.log"));
+  ASSERT_GT(server.port(), 0) << server.log();
+  const int port = server.port();
+  const auto languages = request(port, "GET", "/languages");
+  ASSERT_EQ(languages.status, 200) << languages.body;
+  EXPECT_EQ(languages.json(), nlohmann::json::parse(R"([{"code": "en", "name": "English", "targets": ["fr"]},
+                                                        {"code": "fr", "name": "French", "targets": []}])"));
+  const auto settings = request(port, "GET", "/frontend/settings");
+  ASSERT_EQ(settings.status, 200);
+  EXPECT_EQ(settings.json()["language"]["source"]["code"], "en");
+  EXPECT_EQ(settings.json()["language"]["target"]["code"], "fr");
+  EXPECT_EQ(settings.json()["keyRequired"], false);
+
+  // A form, as libretranslatepy sends it: the translation `nmt translate` gives.
+  const auto offline = run_command(nmt::test::nmt_binary() + " translate -q --threads 1 -m " + model() + " --input " + sources());
+  ASSERT_EQ(offline.exit_code, 0) << offline.err;
+  const auto expected = nmt::test::lines_of(offline.out);
+  const auto one = post_form(port, "/translate", {{"q", kSources[0]}, {"source", "en"}, {"target", "fr"}, {"format", "text"}});
+  ASSERT_EQ(one.status, 200) << one.body;
+  EXPECT_EQ(one.json(), (nlohmann::json{{"translatedText", expected[0]}}));
+  // JSON with a list; alternatives; "auto" (the model's source language, not detected).
+  const auto list = request(port, "POST", "/translate",
+                            nlohmann::json{{"q", {kSources[0], kSources[1]}}, {"source", "auto"}, {"target", "fr"}}.dump());
+  ASSERT_EQ(list.status, 200) << list.body;
+  EXPECT_EQ(list.json()["translatedText"], (nlohmann::json{expected[0], expected[1]}));
+  EXPECT_EQ(list.json()["detectedLanguage"][1], (nlohmann::json{{"confidence", 0}, {"language", "en"}}));
+  const auto alternatives =
+      post_form(port, "/translate", {{"q", kSources[0]}, {"source", "en"}, {"target", "fr"}, {"alternatives", "2"}});
+  ASSERT_EQ(alternatives.status, 200) << alternatives.body;
+  EXPECT_TRUE(alternatives.json()["alternatives"].is_array());
+  EXPECT_LE(alternatives.json()["alternatives"].size(), 2u);
+  // format html: the tags come back.
+  const auto html = post_form(port, "/translate",
+                              {{"q", "<p>A <b>man</b> is riding a bicycle.</p>"}, {"source", "en"}, {"target", "fr"}, {"format", "html"}});
+  ASSERT_EQ(html.status, 200) << html.body;
+  const std::string tagged = html.json()["translatedText"];
+  for (const char* tag : {"<p>", "</p>", "<b>", "</b>"}) EXPECT_NE(tagged.find(tag), std::string::npos) << tagged;
+  // A long text in a form (cpp-httplib's own limit for forms is 8 KB).
+  std::string paragraph;
+  while (paragraph.size() < 20000) paragraph += kSources[1] + " ";
+  EXPECT_EQ(post_form(port, "/translate", {{"q", paragraph}, {"source", "en"}, {"target", "fr"}}).status, 200);
+
+  // LibreTranslate's errors, word for word.
+  const std::vector<std::pair<std::vector<std::pair<std::string, std::string>>, std::string>> refused = {
+      {{{"source", "en"}, {"target", "fr"}}, "Invalid request: missing q parameter"},
+      {{{"q", "Hi"}, {"target", "fr"}}, "Invalid request: missing source parameter"},
+      {{{"q", "Hi"}, {"source", "en"}}, "Invalid request: missing target parameter"},
+      {{{"q", "Hi"}, {"source", "en"}, {"target", "zz"}}, "zz is not supported"},
+      {{{"q", "Hi"}, {"source", "zz"}, {"target", "fr"}}, "zz is not supported"},
+      {{{"q", "Hi"}, {"source", "en"}, {"target", "fr"}, {"format", "xml"}}, "xml format is not supported"},
+      {{{"q", "Hi"}, {"source", "en"}, {"target", "fr"}, {"alternatives", "abc"}},
+       "Invalid request: alternatives parameter is not a number"}};
+  for (const auto& [fields, message] : refused) {
+    const auto r = post_form(port, "/translate", fields);
+    EXPECT_EQ(r.status, 400) << message;
+    EXPECT_EQ(r.json(), (nlohmann::json{{"error", message}}));
+  }
+  const auto not_object = request(port, "POST", "/translate", R"({"q": []})");
+  EXPECT_EQ(not_object.json(), (nlohmann::json{{"error", "Invalid request: missing q parameter"}}));
+}
+
+TEST_F(Serve, LibreTranslateClientsSendTheirKeyInTheForm) {
+  nmt::test::write_bytes(file("lt-key"), "s3cret-key\n");
+  ServerProcess server("-m " + model() + " --api-key-file " + file("lt-key") + " -q", file("lt-key.log"));
+  ASSERT_GT(server.port(), 0) << server.log();
+  const std::vector<std::pair<std::string, std::string>> hi = {{"q", "Hi"}, {"source", "en"}, {"target", "fr"}};
+  auto with = [&](const std::string& key) {
+    auto fields = hi;
+    fields.push_back({"api_key", key});
+    return post_form(server.port(), "/translate", fields);
+  };
+  const auto none = post_form(server.port(), "/translate", hi);
+  EXPECT_EQ(none.status, 400);
+  EXPECT_EQ(none.json(), (nlohmann::json{{"error", "Please contact the server operator to get an API key"}}));
+  const auto wrong = with("s3cret");
+  EXPECT_EQ(wrong.status, 403);
+  EXPECT_EQ(wrong.json(), (nlohmann::json{{"error", "Invalid API key"}}));
+  EXPECT_EQ(with("s3cret-key").status, 200);
+  EXPECT_EQ(post_form(server.port(), "/translate", hi, "Authorization: Bearer s3cret-key\r\n").status, 200);
+  // What a client reads before it has a key is open, as in LibreTranslate; nmt's own API is not.
+  EXPECT_EQ(request(server.port(), "GET", "/languages").status, 200);
+  EXPECT_EQ(request(server.port(), "GET", "/frontend/settings").json()["keyRequired"], true);
+  EXPECT_EQ(request(server.port(), "POST", "/translate", R"({"text": "Hi", "api_key": "s3cret-key"})").status, 401);
 }
 
 TEST_F(Serve, SigtermFinishesTheRequestsInFlightThenExitsZero) {

@@ -19,8 +19,10 @@ namespace nmt::decode {
 
 namespace {
 
-std::string language_of(const nlohmann::json& config) {
-  for (const auto& [section, key] : {std::pair{"languages", "source"}, std::pair{"train", "src_lang"}}) {
+// A model's source (or target) language, as config.json says it.
+std::string language_of(const nlohmann::json& config, bool source) {
+  for (const auto& [section, key] : {std::pair{"languages", source ? "source" : "target"},
+                                     std::pair{"train", source ? "src_lang" : "tgt_lang"}}) {
     const auto s = config.find(section);
     if (s == config.end() || !s->is_object()) continue;
     const auto v = s->find(key);
@@ -36,7 +38,8 @@ TranslationService::TranslationService(const std::vector<std::string>& model_dir
 
 TranslationService::TranslationService(Translator translator)
     : translator_(std::move(translator)),
-      splitter_(std::make_unique<text::SentenceSplitter>(language_of(translator_.members().front().config))) {}
+      splitter_(std::make_unique<text::SentenceSplitter>(language_of(translator_.members().front().config, true))),
+      target_language_(language_of(translator_.members().front().config, false)) {}
 
 TranslationService::~TranslationService() = default;
 

@@ -89,6 +89,8 @@ class TranslationService {
   // The source language whose sentence rules split paragraphs (config.json's
   // languages.source, else train.src_lang; "" when neither says).
   const std::string& source_language() const;
+  // The target language: languages.target, else train.tgt_lang; "" when neither says.
+  const std::string& target_language() const { return target_language_; }
 
  private:
   std::vector<Nbest> translate_whole(const std::vector<TranslationRequest>& requests, const SearchOptions& search,
@@ -97,6 +99,7 @@ class TranslationService {
                               const text::MarkedLine* marked) const;
   Translator translator_;
   std::unique_ptr<text::SentenceSplitter> splitter_;
+  std::string target_language_;
 };
 
 }  // namespace nmt::decode

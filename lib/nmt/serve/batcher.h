@@ -30,11 +30,12 @@ struct DecodeKey {
   int beam = 1;
   int nbest = 1;
   bool constrained = false;  // phrases must appear: beam search even for a beam of one
+  bool markup = false;       // the texts carry inline tags (text/markup.h), put back after translation
   bool operator<(const DecodeKey& o) const {
-    return std::tie(model, beam, nbest, constrained) < std::tie(o.model, o.beam, o.nbest, o.constrained);
+    return std::tie(model, beam, nbest, constrained, markup) < std::tie(o.model, o.beam, o.nbest, o.constrained, o.markup);
   }
   bool operator==(const DecodeKey& o) const {
-    return std::tie(model, beam, nbest, constrained) == std::tie(o.model, o.beam, o.nbest, o.constrained);
+    return std::tie(model, beam, nbest, constrained, markup) == std::tie(o.model, o.beam, o.nbest, o.constrained, o.markup);
   }
 };
 

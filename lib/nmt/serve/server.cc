@@ -17,6 +17,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "nmt/serve/libretranslate.h"
 #include "nmt/util/error.h"
 
 namespace nmt::serve {
@@ -27,7 +28,7 @@ const char* reason(int status) {
   switch (status) {
     case 400: return "bad request";
     case 401: return "a bearer token is required (Authorization: Bearer KEY)";
-    case 404: return "no such endpoint (POST /translate, GET /health, GET /models)";
+    case 404: return "no such endpoint (POST /translate, GET /health, GET /models; LibreTranslate's GET /languages, GET /frontend/settings)";
     case 408: return "request timeout";
     case 413: return "request too large";
     case 414: return "request URI too long";
@@ -86,6 +87,35 @@ BatcherOptions batcher_options(const ServeOptions& o, Backend& backend) {
   return bo;
 }
 
+// A request's body, and its fields when it is a form (urlencoded or multipart). False when
+// the body could not be read (over --max-body-bytes: httplib has set the response's 413).
+bool read_form(const httplib::Request& req, const httplib::ContentReader& read, std::string& body, FormFields& form) {
+  if (req.is_multipart_form_data()) {
+    httplib::MultipartFormDataItems parts;
+    const bool complete = read(
+        [&](const httplib::MultipartFormData& header) {
+          parts.push_back(header);
+          return true;
+        },
+        [&](const char* data, size_t size) {
+          parts.back().content.append(data, size);
+          return true;
+        });
+    for (const auto& part : parts) form.emplace(part.name, part.content);
+    return complete;
+  }
+  const bool complete = read([&](const char* data, size_t size) {
+    body.append(data, size);
+    return true;
+  });
+  if (complete && req.get_header_value("Content-Type").rfind("application/x-www-form-urlencoded", 0) == 0) {
+    httplib::Params fields;
+    httplib::detail::parse_query_text(body, fields);
+    form.insert(fields.begin(), fields.end());
+  }
+  return complete;
+}
+
 ApiDefaults api_defaults(const ServerSettings& s, const Backend& backend) {
   ApiDefaults d;
   for (const auto& m : backend.models()) d.models.push_back(m.name);
@@ -106,19 +136,28 @@ struct Server::Impl {
     configure_connections();
     add_authentication();
     add_routes();
+    add_libretranslate_routes();
     add_errors_and_log();
   }
 
   void configure_connections();
   void add_authentication();
   void add_routes();
+  void add_libretranslate_routes();
   void add_errors_and_log();
+  bool authorized(const httplib::Request& req) const;
+  void refuse_unauthorized(httplib::Response& res) const;
+  void translate_nmt(const std::string& body, httplib::Response& res);
+  void translate_libretranslate(const httplib::Request& req, const std::string& body, const FormFields& form,
+                                httplib::Response& res);
 
   ServerSettings settings;
   Backend& backend;
   Batcher batcher;
   ApiDefaults defaults;
   ApiLimits limits;
+  const std::string too_large =
+      fmt::format("the request body is over the {}-byte limit (--max-body-bytes)", settings.options.max_body_bytes);
   httplib::Server http;
   std::atomic<size_t> requests{0};
   int listen_fd = -1;
@@ -145,21 +184,32 @@ void Server::Impl::configure_connections() {
   });
 }
 
+bool Server::Impl::authorized(const httplib::Request& req) const {
+  if (settings.api_key.empty()) return true;
+  const std::string auth = req.get_header_value("Authorization");
+  const std::string prefix = "Bearer ";
+  return auth.compare(0, prefix.size(), prefix) == 0 &&
+         equal_in_constant_time(std::string_view(auth).substr(prefix.size()), settings.api_key);
+}
+
+void Server::Impl::refuse_unauthorized(httplib::Response& res) const {
+  res.set_header("WWW-Authenticate", "Bearer");
+  send_json(res, 401, error_body(401, reason(401)));
+}
+
 // Every request starts the log line's clock; with an API key, one without the bearer token is
-// answered 401 here, before any route.
+// answered 401 here, before any route, except: POST /translate, whose LibreTranslate form
+// carries its key in the body (checked by its handler), and LibreTranslate's GET /languages and
+// /frontend/settings, open as in LibreTranslate (its clients read them before they have a key).
 void Server::Impl::add_authentication() {
   http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     request_start = std::chrono::steady_clock::now();
     request_started = true;
     request_sentences = 0;
-    if (settings.api_key.empty()) return httplib::Server::HandlerResponse::Unhandled;
-    const std::string auth = req.get_header_value("Authorization");
-    const std::string prefix = "Bearer ";
-    if (auth.compare(0, prefix.size(), prefix) == 0 &&
-        equal_in_constant_time(std::string_view(auth).substr(prefix.size()), settings.api_key))
-      return httplib::Server::HandlerResponse::Unhandled;
-    res.set_header("WWW-Authenticate", "Bearer");
-    send_json(res, 401, error_body(401, reason(401)));
+    const bool checked_later = (req.method == "POST" && req.path == "/translate") ||
+                               (req.method == "GET" && (req.path == "/languages" || req.path == "/frontend/settings"));
+    if (checked_later || authorized(req)) return httplib::Server::HandlerResponse::Unhandled;
+    refuse_unauthorized(res);
     return httplib::Server::HandlerResponse::Handled;
   });
 }
@@ -182,30 +232,85 @@ void Server::Impl::add_routes() {
                                        {"max_sentences", o.max_sentences}, {"max_body_bytes", o.max_body_bytes}}
                             .dump());
   });
-  http.Post("/translate", [this](const httplib::Request& req, httplib::Response& res) {
-    try {
-      const auto start = std::chrono::steady_clock::now();
-      TranslateRequest r = parse_translate_request(req.body, defaults, limits);
-      backend.check(r);
-      request_sentences = r.sentences.size();
-      auto results = batcher.submit(r.key, r.sentences).get();
-      const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-      send_json(res, 200, translate_response(r, results, ms));
-    } catch (const ApiError& e) {
-      send_json(res, e.status(), error_body(e.status(), e.what()));
-    } catch (const BatcherStopped& e) {
-      send_json(res, 503, error_body(503, e.what()));
+  // The body is read here, not by httplib: httplib refuses urlencoded forms over 8 KB
+  // (CPPHTTPLIB_FORM_URL_ENCODED_PAYLOAD_MAX_LENGTH, compiled into Debian's library), and a
+  // LibreTranslate form may carry a long text. --max-body-bytes still holds.
+  http.Post("/translate", [this](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read) {
+    std::string body;
+    FormFields form;
+    if (!read_form(req, read, body, form)) {
+      const int status = res.status == 413 ? 413 : 400;
+      return send_json(res, status, error_body(status, status == 413 ? too_large : "the request body could not be read"));
     }
+    if (is_libretranslate_request(req.get_header_value("Content-Type"), body))
+      return translate_libretranslate(req, body, form, res);
+    if (!authorized(req)) return refuse_unauthorized(res);
+    translate_nmt(body, res);
   });
+}
+
+void Server::Impl::translate_nmt(const std::string& body, httplib::Response& res) {
+  try {
+    const auto start = std::chrono::steady_clock::now();
+    TranslateRequest r = parse_translate_request(body, defaults, limits);
+    backend.check(r);
+    request_sentences = r.sentences.size();
+    auto results = batcher.submit(r.key, r.sentences).get();
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    send_json(res, 200, translate_response(r, results, ms));
+  } catch (const ApiError& e) {
+    send_json(res, e.status(), error_body(e.status(), e.what()));
+  } catch (const BatcherStopped& e) {
+    send_json(res, 503, error_body(503, e.what()));
+  }
+}
+
+void Server::Impl::add_libretranslate_routes() {
+  http.Get("/languages", [this](const httplib::Request&, httplib::Response& res) {
+    send_json(res, 200, libretranslate_languages(backend.models()));
+  });
+  http.Get("/frontend/settings", [this](const httplib::Request&, httplib::Response& res) {
+    send_json(res, 200, libretranslate_settings(backend.models(), !settings.api_key.empty()));
+  });
+}
+
+// A LibreTranslate request: its key (as a bearer token, or "api_key" as LibreTranslate's
+// clients send it), the model into its target, and its answer and errors in its shapes.
+void Server::Impl::translate_libretranslate(const httplib::Request& req, const std::string& body,
+                                            const FormFields& form, httplib::Response& res) {
+  try {
+    const std::string content_type = req.get_header_value("Content-Type");
+    if (!authorized(req)) {
+      const std::string key = libretranslate_api_key(content_type, body, form);
+      if (key.empty()) throw ApiError(400, "Please contact the server operator to get an API key");
+      if (!equal_in_constant_time(key, settings.api_key)) throw ApiError(403, "Invalid API key");
+    }
+    LtTranslateRequest lt = parse_libretranslate_request(content_type, body, form, limits);
+    const auto& models = backend.models();
+    const ServedModelInfo& model = models[libretranslate_model(lt, models)];
+    TranslateRequest r;
+    r.list = lt.list;
+    for (auto& q : lt.q) r.sentences.emplace_back(std::move(q));
+    r.key.model = model.name;
+    r.key.nbest = lt.alternatives + 1;
+    r.key.beam = std::max(defaults.beam, r.key.nbest);
+    r.key.markup = lt.html;
+    backend.check(r);
+    request_sentences = r.sentences.size();
+    const auto results = batcher.submit(r.key, r.sentences).get();
+    send_json(res, 200, libretranslate_response(lt, results, model.source_language));
+  } catch (const ApiError& e) {
+    send_json(res, e.status(), libretranslate_error(e.what()));
+  } catch (const BatcherStopped& e) {
+    send_json(res, 503, libretranslate_error(e.what()));
+  }
 }
 
 // Errors httplib answers itself (404, 413 over --max-body-bytes, 400 for a broken request
 // line) get a JSON body like ours; handlers' own errors already have one. Then one log line
 // per request.
 void Server::Impl::add_errors_and_log() {
-  const std::string too_large =
-      fmt::format("the request body is over the {}-byte limit (--max-body-bytes)", settings.options.max_body_bytes);
-  http.set_error_handler(httplib::Server::HandlerWithResponse([too_large](const httplib::Request&, httplib::Response& res) {
+  http.set_error_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request&, httplib::Response& res) {
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
     send_json(res, res.status, error_body(res.status, res.status == 413 ? too_large : reason(res.status)));
     return httplib::Server::HandlerResponse::Handled;

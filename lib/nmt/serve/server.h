@@ -1,6 +1,6 @@
 #pragma once
 // nmt's HTTP/1.1 translation server: connections (cpp-httplib), authentication, the routes
-// (GET /health, GET /models, POST /translate), JSON errors, one log line per request, and a
+// (GET /health, GET /models, POST /translate, and LibreTranslate's: serve/libretranslate.h), JSON errors, one log line per request, and a
 // graceful stop; concurrent requests share decoding batches through serve::Batcher. What a
 // batch decodes into is the Backend's: `nmt serve` gives it one over decode::Translator, the
 // tests a fake, so the server is tested in-process on a loopback port. Torch-free.
@@ -20,6 +20,9 @@ struct ServedModelInfo {
   std::string path;     // its directory
   std::string type;     // transformer, gru, ...
   std::string weights;  // fp32 or int8
+  // ISO 639 codes of what it translates (config.json), "" when unknown: LibreTranslate's
+  // requests choose a model by them.
+  std::string source_language, target_language;
 };
 
 // The models a server serves and how it decodes them.

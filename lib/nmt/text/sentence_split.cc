@@ -17,9 +17,9 @@ namespace nmt::text {
 
 namespace {
 
-// Titles CLDR's English list lacks ("Dr.", "St.", "Gen.": measured in docs/experiments.md,
-// "Sentence splitting"): each comes before a name, so a full stop after one ends no sentence.
-// Abbreviations that often do end one ("Inc.", "Jr.", "etc.") are left out.
+// Titles CLDR's English list lacks ("Dr.", "St.", "Gen."; see docs/experiments.md,
+// "2026-12-03: sentence splitting of paragraphs"): each comes before a name, so a full stop
+// after one ends no sentence. Abbreviations that often do end one ("Inc.", "Jr.") are left out.
 constexpr const char* kEnglishTitles[] = {"Dr.",  "St.",   "Gen.",  "Lt.",    "Hon.",  "Gov.", "Sen.",
                                           "Adm.", "Maj.",  "Cpl.",  "Pvt.",   "Fr.",   "Pres.", "Supt.",
                                           "Ft.",  "Brig.", "Cmdr.", "Insp.",  "Rt.",   "Messrs.", "Mmes.",
@@ -31,8 +31,9 @@ std::string base_language(const std::string& language) { return language.substr(
 // CLDR's abbreviations after which a sentence does not end, as ICU's data carries them
 // (brkitr/LANG: exceptions/SentenceBreak); none for a language without a list. Read here, not
 // through ICU's FilteredBreakIteratorBuilder: ICU 72's filter matches an abbreviation at the end
-// of any word ("couteaux." ends with French "aux.", "banc." with "anc."), which merged 13 % of
-// Multi30k's French paragraphs (docs/experiments.md, "Sentence splitting").
+// of any word ("couteaux." ends with French "aux.", "banc." with "anc."), which merged two
+// sentences in 13 of 338 French Multi30k paragraphs (docs/experiments.md,
+// "2026-12-03: sentence splitting of paragraphs").
 std::vector<std::string> cldr_abbreviations(const std::string& language) {
   std::vector<std::string> out;
   UErrorCode status = U_ZERO_ERROR;

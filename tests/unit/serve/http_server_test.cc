@@ -53,8 +53,8 @@ class UpperCaseBackend : public Backend {
   std::atomic<int> batches{0};
 
  private:
-  std::vector<ServedModelInfo> models_ = {{"en-fr", "models/en-fr", "transformer", "fp32"},
-                                          {"fr-en", "models/fr-en", "gru", "int8"}};
+  std::vector<ServedModelInfo> models_ = {{"en-fr", "models/en-fr", "transformer", "fp32", "en", "fr"},
+                                          {"fr-en", "models/fr-en", "gru", "int8", "fr", "en"}};
 };
 
 // A server on a free loopback port, serving on its own thread until the test ends.
