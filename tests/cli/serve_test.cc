@@ -542,6 +542,47 @@ TEST_F(Serve, LibreTranslateClientsSendTheirKeyInTheForm) {
   EXPECT_EQ(request(server.port(), "POST", "/translate", R"({"text": "Hi", "api_key": "s3cret-key"})").status, 401);
 }
 
+TEST_F(Serve, MetricsArePrometheusTextCountingRequestsSentencesAndLatency) {
+  ServerProcess server("-m " + model() + " -q", file("metrics.log"));
+  ASSERT_GT(server.port(), 0) << server.log();
+  ASSERT_EQ(translate(server.port(), {{"text", {kSources[0], kSources[1]}}}).status, 200);
+  ASSERT_EQ(request(server.port(), "GET", "/no-such-path").status, 404);
+  const auto m = request(server.port(), "GET", "/metrics");
+  ASSERT_EQ(m.status, 200);
+  EXPECT_NE(m.headers.find("Content-Type: text/plain; version=0.0.4"), std::string::npos) << m.headers;
+  // Every line a comment or NAME{LABELS} VALUE, as Prometheus' text format has it.
+  const std::regex sample(R"(^[a-z_]+(\{[a-z]+="[^"]*"(,[a-z]+="[^"]*")*\})? [0-9.e+-]+$)");
+  for (const auto& line : lines_of(m.body)) {
+    if (line.rfind("# ", 0) != 0) {
+      EXPECT_TRUE(std::regex_match(line, sample)) << line;
+    }
+  }
+  for (const char* expected : {"nmt_requests_total{path=\"/translate\",status=\"200\"} 1\n",
+                               "nmt_requests_total{path=\"other\",status=\"404\"} 1\n", "nmt_sentences_total 2\n",
+                               "nmt_queue_sentences 0\n", "nmt_request_duration_seconds_count 2\n",
+                               "nmt_request_duration_seconds_bucket{le=\"+Inf\"} 2\n"})
+    EXPECT_NE(m.body.find(expected), std::string::npos) << expected << m.body;
+}
+
+TEST_F(Serve, CorsLetsTheNamedOriginsReadTheAnswers) {
+  ServerProcess server("-m " + model() + " -q --cors https://a.example,https://b.example", file("cors.log"));
+  ASSERT_GT(server.port(), 0) << server.log();
+  const auto from_b = request(server.port(), "GET", "/health", "", "Origin: https://b.example\r\n");
+  EXPECT_NE(from_b.headers.find("Access-Control-Allow-Origin: https://b.example"), std::string::npos) << from_b.headers;
+  const auto from_c = request(server.port(), "GET", "/health", "", "Origin: https://c.example\r\n");
+  EXPECT_EQ(from_c.headers.find("Access-Control-Allow-Origin"), std::string::npos) << from_c.headers;
+  const auto preflight = request(server.port(), "OPTIONS", "/translate", "",
+                                 "Origin: https://a.example\r\nAccess-Control-Request-Method: POST\r\n");
+  EXPECT_EQ(preflight.status, 204);
+  EXPECT_NE(preflight.headers.find("Access-Control-Allow-Methods: GET, POST, OPTIONS"), std::string::npos);
+  EXPECT_NE(preflight.headers.find("Access-Control-Allow-Origin: https://a.example"), std::string::npos);
+  // Without --cors, no answer says any origin may read it.
+  ServerProcess plain("-m " + model() + " -q", file("no-cors.log"));
+  ASSERT_GT(plain.port(), 0) << plain.log();
+  EXPECT_EQ(request(plain.port(), "GET", "/health", "", "Origin: https://a.example\r\n").headers.find("Access-Control"),
+            std::string::npos);
+}
+
 TEST_F(Serve, SigtermFinishesTheRequestsInFlightThenExitsZero) {
   ServerProcess server("-m " + model(), file("stop.log"));
   ASSERT_GT(server.port(), 0) << server.log();

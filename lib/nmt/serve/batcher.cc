@@ -57,7 +57,9 @@ void Batcher::stop() {
 
 BatcherStats Batcher::stats() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return stats_;
+  BatcherStats s = stats_;
+  s.queued = queued_total_;
+  return s;
 }
 
 void Batcher::run() {

@@ -77,6 +77,7 @@ class BatcherStopped : public std::runtime_error {
 struct BatcherStats {
   size_t batches = 0;
   size_t sentences = 0;
+  size_t queued = 0;  // sentences waiting for a batch now
 };
 
 class Batcher {

@@ -33,16 +33,14 @@ struct Fields {
 
 Fields read_fields(std::string_view content_type, std::string_view body, const FormFields& form) {
   Fields f;
-  if (is_form(content_type)) {
-    for (const auto& [name, value] : form) f.object[name] = value;  // a repeated field: its last value
-    return f;
-  }
-  try {
+  try {  // a JSON object, whatever the content type says (curl -d calls JSON a form)
     f.object = nlohmann::json::parse(body.begin(), body.end());
+    if (f.object.is_object()) return f;
   } catch (const nlohmann::json::parse_error&) {
-    throw ApiError(400, "Invalid JSON format");
   }
-  if (!f.object.is_object()) throw ApiError(400, "Invalid JSON format");
+  if (!is_form(content_type)) throw ApiError(400, "Invalid JSON format");
+  f.object = nlohmann::json::object();
+  for (const auto& [name, value] : form) f.object[name] = value;  // a repeated field: its last value
   return f;
 }
 
@@ -93,13 +91,13 @@ nlohmann::json alternatives_of(const Nbest& n) {
 }  // namespace
 
 bool is_libretranslate_request(std::string_view content_type, std::string_view body) {
-  if (is_form(content_type)) return true;
+  // By the body first: curl -d sends nmt's own JSON as a form (its default content type).
   try {
     const auto j = nlohmann::json::parse(body.begin(), body.end());
-    return j.is_object() && j.contains("q");
+    if (j.is_object()) return j.contains("q");
   } catch (const nlohmann::json::parse_error&) {
-    return false;
   }
+  return is_form(content_type);
 }
 
 std::string libretranslate_api_key(std::string_view content_type, std::string_view body, const FormFields& form) {

@@ -29,8 +29,8 @@ struct LtTranslateRequest {
   std::string api_key;         // "" when not given
 };
 
-// Whether a POST /translate is LibreTranslate's: a form, or a JSON object with "q" (nmt's own
-// requests are JSON objects with "text").
+// Whether a POST /translate is LibreTranslate's: a JSON object with "q" (nmt's own requests
+// are JSON objects with "text", whatever their content type says), or a form.
 bool is_libretranslate_request(std::string_view content_type, std::string_view body);
 
 // The request's "api_key" field, "" when it has none (or is not a form or JSON object).

@@ -40,6 +40,10 @@ const std::vector<OptionSpec<ServeOptions>>& serve_option_specs() {
              "Require 'Authorization: Bearer KEY' on every request (visible in ps: prefer --api-key-file)", &O::api_key),
       option("api_key_file", "--api-key-file", "Server", "Like --api-key, the key being this file's first line",
              &O::api_key_file),
+      option("cors", "--cors", "Server",
+             "Let web pages from ORIGIN call the API (CORS): '*' for any, or origins separated by commas "
+             "(https://a.example,https://b.example)",
+             &O::cors),
   };
   return specs;
 }

@@ -23,6 +23,7 @@ struct ServeOptions {
   int max_beam = 16;
   int timeout_s = 10;
   std::string api_key, api_key_file;
+  std::string cors;  // "*" or comma-separated origins browsers may call the API from; "": none
 };
 
 const std::vector<OptionSpec<ServeOptions>>& serve_option_specs();

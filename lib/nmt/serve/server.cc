@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -18,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "nmt/serve/libretranslate.h"
+#include "nmt/serve/metrics.h"
 #include "nmt/util/error.h"
 
 namespace nmt::serve {
@@ -28,7 +30,7 @@ const char* reason(int status) {
   switch (status) {
     case 400: return "bad request";
     case 401: return "a bearer token is required (Authorization: Bearer KEY)";
-    case 404: return "no such endpoint (POST /translate, GET /health, GET /models; LibreTranslate's GET /languages, GET /frontend/settings)";
+    case 404: return "no such endpoint (POST /translate, GET /health, GET /models, GET /metrics; LibreTranslate's GET /languages, GET /frontend/settings)";
     case 408: return "request timeout";
     case 413: return "request too large";
     case 414: return "request URI too long";
@@ -137,6 +139,7 @@ struct Server::Impl {
     add_authentication();
     add_routes();
     add_libretranslate_routes();
+    add_cors();
     add_errors_and_log();
   }
 
@@ -144,6 +147,7 @@ struct Server::Impl {
   void add_authentication();
   void add_routes();
   void add_libretranslate_routes();
+  void add_cors();
   void add_errors_and_log();
   bool authorized(const httplib::Request& req) const;
   void refuse_unauthorized(httplib::Response& res) const;
@@ -159,6 +163,7 @@ struct Server::Impl {
   const std::string too_large =
       fmt::format("the request body is over the {}-byte limit (--max-body-bytes)", settings.options.max_body_bytes);
   httplib::Server http;
+  ServerMetrics metrics;
   std::atomic<size_t> requests{0};
   int listen_fd = -1;
   std::atomic<bool> serving{false}, served{false}, stop_requested{false};
@@ -206,7 +211,8 @@ void Server::Impl::add_authentication() {
     request_start = std::chrono::steady_clock::now();
     request_started = true;
     request_sentences = 0;
-    const bool checked_later = (req.method == "POST" && req.path == "/translate") ||
+    const bool checked_later = req.method == "OPTIONS" ||  // a CORS preflight carries no credentials
+                               (req.method == "POST" && req.path == "/translate") ||
                                (req.method == "GET" && (req.path == "/languages" || req.path == "/frontend/settings"));
     if (checked_later || authorized(req)) return httplib::Server::HandlerResponse::Unhandled;
     refuse_unauthorized(res);
@@ -235,6 +241,10 @@ void Server::Impl::add_routes() {
   // The body is read here, not by httplib: httplib refuses urlencoded forms over 8 KB
   // (CPPHTTPLIB_FORM_URL_ENCODED_PAYLOAD_MAX_LENGTH, compiled into Debian's library), and a
   // LibreTranslate form may carry a long text. --max-body-bytes still holds.
+  http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    res.status = 200;
+    res.set_content(metrics.prometheus(batcher.stats(), heap_in_use_bytes()), "text/plain; version=0.0.4; charset=utf-8");
+  });
   http.Post("/translate", [this](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read) {
     std::string body;
     FormFields form;
@@ -263,6 +273,34 @@ void Server::Impl::translate_nmt(const std::string& body, httplib::Response& res
   } catch (const BatcherStopped& e) {
     send_json(res, 503, error_body(503, e.what()));
   }
+}
+
+// --cors: the answers say which origins may read them; a browser's preflight (OPTIONS) is
+// answered 204 with the methods and headers the API takes.
+void Server::Impl::add_cors() {
+  if (settings.options.cors.empty()) return;
+  http.set_post_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    const std::string& allowed = settings.options.cors;
+    if (allowed == "*") {
+      res.set_header("Access-Control-Allow-Origin", "*");
+      return;
+    }
+    res.set_header("Vary", "Origin");
+    const std::string origin = req.get_header_value("Origin");
+    if (origin.empty()) return;
+    for (size_t start = 0; start <= allowed.size();) {
+      const size_t comma = std::min(allowed.find(',', start), allowed.size());
+      if (allowed.compare(start, comma - start, origin) == 0 && comma - start == origin.size())
+        return res.set_header("Access-Control-Allow-Origin", origin);
+      start = comma + 1;
+    }
+  });
+  http.Options(R"(/.*)", [](const httplib::Request&, httplib::Response& res) {
+    res.status = 204;
+    res.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+    res.set_header("Access-Control-Allow-Headers", "Content-Type, Authorization");
+    res.set_header("Access-Control-Max-Age", "86400");
+  });
 }
 
 void Server::Impl::add_libretranslate_routes() {
@@ -330,6 +368,7 @@ void Server::Impl::add_errors_and_log() {
     const double ms =
         request_started ? std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - request_start).count()
                         : 0.0;
+    metrics.record(req.path, res.status, ms / 1000);
     if (!settings.quiet)
       std::fprintf(stderr, "%s %s %d %zu sentences %.1f ms\n", req.method.c_str(), req.path.c_str(), res.status,
                    request_sentences, ms);
