@@ -11,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <torch/version.h>
 
 #include "commands.h"
@@ -113,14 +114,19 @@ std::vector<serve::Nbest> decode_batch(decode::TranslationService& service, cons
   decode::SearchOptions search = a.search;  // the server's length limit, length penalty, α and shrinking
   search.beam = key.beam;
   search.nbest = key.nbest;
+  if (!key.search.empty()) {  // the request's own, checked when it was read (serve/api.cc)
+    const auto own = nlohmann::json::parse(key.search);
+    for (const auto& spec : decode::search_option_specs()) spec.from_json(search, own);
+  }
   search.batch_size = std::max<int64_t>(1, static_cast<int64_t>(sentences.size()));  // the batcher's batch, decoded as one
   std::vector<decode::TranslationRequest> requests;
-  for (const auto& s : sentences) requests.push_back({s.text, {}, s.constraints});
+  for (const auto& s : sentences) requests.push_back({s.text, s.prefix, s.constraints});
   decode::ResultOptions fields;
   fields.constrained = key.constrained;
   fields.token_log_probs = true;  // each answer's confidence
   fields.split_sentences = true;  // a text may be a paragraph
   fields.markup = key.markup;
+  fields.alignment = key.alignment;
   return service.translate(requests, search, fields);
 }
 
@@ -177,6 +183,7 @@ void run_server(const ServeArgs& a) {
   settings.options = a;
   settings.api_key = read_api_key(a);
   settings.default_beam = static_cast<int>(a.search.beam);
+  settings.search = a.search;
   settings.version = fmt::format("nmt {} (LibTorch {})", kVersion, TORCH_VERSION);
   settings.quiet = a.runtime.quiet;
   set_threads(a.runtime.threads);

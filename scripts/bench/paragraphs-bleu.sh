@@ -6,9 +6,13 @@
 #   lines        the sentences one per line, their translations joined afterwards
 #   paragraphs   the paragraphs as they are (nmt splits them into sentences)
 #   whole        the paragraphs with --whole-lines (each one sentence to the model)
+#   moses        the paragraphs split by the Moses splitter (`sentence-splitter` on PyPI, when
+#                nmt's venv has it), its sentences translated one per line and joined: what a
+#                splitter made for the job gives, beside nmt's own
 #
 #   scripts/bench/paragraphs-bleu.sh MODEL_DIR [OUT_DIR]      # OUT_DIR: build/bench-paragraphs
-# Knobs: BEAM (5), NMT_THREADS (2), NMT_BINARY (build/nmt), NMT_DATA (../shared/data).
+# Knobs: BEAM (5), NMT_THREADS (2), NMT_BINARY (build/nmt), NMT_DATA (../shared/data), PYTHON
+# (nmt's venv).
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 die() { echo "paragraphs-bleu: $*" >&2; exit 2; }
@@ -17,6 +21,9 @@ MODEL=$1
 OUT=${2:-$ROOT/build/bench-paragraphs}
 NMT=${NMT_BINARY:-$ROOT/build/nmt}
 DATA=${NMT_DATA:-$ROOT/../shared/data}
+PY=${PYTHON:-$HOME/.cache/nmt/venv/bin/python}
+systems="lines paragraphs whole"
+[[ -x $PY ]] && "$PY" -c "import sentence_splitter" 2>/dev/null && systems+=" moses"
 [[ -d $MODEL ]] || die "$MODEL: no such model directory"
 [[ -x $NMT ]] || die "$NMT: no nmt binary (build first, or set NMT_BINARY)"
 [[ -f $DATA/multi30k/val.en && -f $DATA/tatoeba-fra-eng/fra.txt ]] || die "$DATA: no Multi30k or Tatoeba (scripts/get-data.sh, or set NMT_DATA)"
@@ -39,8 +46,21 @@ for set in multi30k-val tatoeba; do
   paragraphs "$OUT/$set.lines.out" > "$OUT/$set.lines.para"
   run -i "$OUT/$set.para.en" -o "$OUT/$set.paragraphs.para"
   run -i "$OUT/$set.para.en" -o "$OUT/$set.whole.para" --whole-lines
-  for system in lines paragraphs whole; do
-    scores=$("$NMT" bleu -r "$OUT/$set.para.fr" -m bleu chrf --score-only -w 2 < "$OUT/$set.$system.para" | tr '\n' ' ')
+  if [[ $systems == *moses* ]]; then
+    # One sentence per line, and per paragraph how many.
+    "$PY" -c 'import sys, sentence_splitter
+m = sentence_splitter.SentenceSplitter(language="en")
+with open(sys.argv[2], "w") as counts:
+    for p in open(sys.argv[1], encoding="utf-8"):
+        s = m.split(p.rstrip("\n"))
+        counts.write(f"{len(s)}\n")
+        print("\n".join(s))' "$OUT/$set.para.en" "$OUT/$set.moses.counts" > "$OUT/$set.moses.en"
+    run -i "$OUT/$set.moses.en" -o "$OUT/$set.moses.out" --whole-lines
+    awk 'NR == FNR { n[FNR] = $1; next } { line = line (k ? " " : "") $0; if (++k == n[p + 1]) { print line; line = ""; k = 0; p++ } }' \
+      "$OUT/$set.moses.counts" "$OUT/$set.moses.out" > "$OUT/$set.moses.para"
+  fi
+  for system in $systems; do
+    scores=$("$NMT" bleu "$OUT/$set.para.fr" -i "$OUT/$set.$system.para" -m bleu chrf --score-only -w 2 | tr -d '[],' | tr '\n' ' ')
     read -r bleu chrf <<< "$scores"
     echo "| $set | $((n / 3)) | $system | $bleu | $chrf |"
   done

@@ -542,6 +542,54 @@ TEST_F(Serve, LibreTranslateClientsSendTheirKeyInTheForm) {
   EXPECT_EQ(request(server.port(), "POST", "/translate", R"({"text": "Hi", "api_key": "s3cret-key"})").status, 401);
 }
 
+TEST_F(Serve, TranslatesOptionsAreRequestFieldsAndGiveWhatTranslateGives) {
+  ServerProcess server("-m " + model() + " -q", file("options.log"));
+  ASSERT_GT(server.port(), 0) << server.log();
+  const std::string source = kSources[5];
+  nmt::test::write_bytes(file("one.txt"), source + "\n");
+  nmt::test::write_bytes(file("one-prefix.txt"), source + "\tUn\n");
+  auto cli = [&](const std::string& options, const std::string& input = "one.txt") {
+    const auto r = run_command(nmt::test::nmt_binary() + " translate -q --threads 1 -m " + model() + " --input " +
+                               file(input) + " " + options);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return lines_of(r.out).at(0);
+  };
+  auto served = [&](nlohmann::json body) {
+    body["text"] = source;
+    const auto r = translate(server.port(), body);
+    EXPECT_EQ(r.status, 200) << r.body;
+    return r.json();
+  };
+  EXPECT_EQ(served({{"beam", 3}, {"alpha", 1.0}, {"length_penalty", "average"}, {"max_len_b", 3}})["translation"],
+            cli("--beam 3 --alpha 1.0 --length-penalty average --max-len-b 3"));
+  EXPECT_EQ(served({{"no_repeat_ngram", 1}})["translation"], cli("--no-repeat-ngram 1"));
+  // Sampling with a seed: what the command samples, and again the same, whoever else asks.
+  const auto sampled = served({{"sampling", "top-k:5"}, {"seed", 7}, {"temperature", 1.5}})["translation"];
+  EXPECT_EQ(sampled, cli("--sampling top-k:5 --seed 7 --temperature 1.5"));
+  EXPECT_EQ(served({{"sampling", "top-k:5"}, {"seed", 7}, {"temperature", 1.5}})["translation"], sampled);
+  const auto prefixed = served({{"prefix", "Un"}})["translation"].get<std::string>();
+  EXPECT_EQ(prefixed, cli("--prefix-tab", "one-prefix.txt"));
+  EXPECT_EQ(prefixed.rfind("Un", 0), 0u) << prefixed;
+  const std::string with_links = cli("--alignment");
+  EXPECT_EQ(served({{"alignment", true}})["alignment"], with_links.substr(with_links.find(" ||| ") + 5));
+
+  const std::vector<std::pair<nlohmann::json, std::string>> refused = {
+      {{{"alpha", "high"}}, "\"alpha\""},
+      {{{"length_penalty", "loud"}}, "\"length_penalty\""},
+      {{{"sampling", "bogus"}}, "\"sampling\" is 'bogus'"},
+      {{{"sampling", "top-k:5"}, {"beam", 3}}, "\"sampling\""},
+      {{{"temperature", 0.5}}, "\"temperature\" applies to \"sampling\" only"},
+      {{{"batch_size", 4}}, "unknown field \"batch_size\""},
+      {{{"alignment", "yes"}}, "\"alignment\" must be true or false"},
+      {{{"prefix", 3}}, "\"prefix\" must be a string"}};
+  for (auto [body, words] : refused) {
+    body["text"] = source;
+    const auto r = translate(server.port(), body);
+    EXPECT_EQ(r.status, 400) << body.dump();
+    EXPECT_NE(r.json()["error"].get<std::string>().find(words), std::string::npos) << r.body;
+  }
+}
+
 TEST_F(Serve, MetricsArePrometheusTextCountingRequestsSentencesAndLatency) {
   ServerProcess server("-m " + model() + " -q", file("metrics.log"));
   ASSERT_GT(server.port(), 0) << server.log();

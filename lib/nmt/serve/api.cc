@@ -1,6 +1,7 @@
 #include "nmt/serve/api.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -22,6 +23,14 @@ int read_count(const nlohmann::json& body, const char* field, int fallback, int 
   const auto v = it->get<int64_t>();
   if (v < 1 || v > max) throw ApiError(400, fmt::format("\"{}\" is {}, must be between 1 and {}", field, v, max));
   return static_cast<int>(v);
+}
+
+// A string field of valid UTF-8; `where` names it.
+std::string read_sentence_field(const nlohmann::json& v, const std::string& where) {
+  if (!v.is_string()) throw ApiError(400, fmt::format("{} must be a string", where));
+  std::string s = v.get<std::string>();
+  if (!text::is_valid_utf8(s)) throw ApiError(400, fmt::format("{} is not valid UTF-8", where));
+  return s;
 }
 
 std::string read_sentence(const nlohmann::json& v, size_t index, bool list) {
@@ -69,6 +78,77 @@ void read_constraints(const nlohmann::json& j, TranslateRequest& r, const ApiLim
   }
 }
 
+constexpr const char* kOwnFields[] = {"text", "beam", "nbest", "model", "constraints", "avoid", "prefix", "alignment", "markup"};
+
+bool known_field(const std::string& name) {
+  for (const char* f : kOwnFields)
+    if (name == f) return true;
+  for (const char* f : kRequestSearchKeys)
+    if (name == f) return true;
+  return false;
+}
+
+std::string known_fields() {
+  std::string s;
+  for (const char* f : kOwnFields) s += (s.empty() ? "" : ", ") + std::string(f);
+  for (const char* f : kRequestSearchKeys) s += ", " + std::string(f);
+  return s;
+}
+
+bool read_switch(const nlohmann::json& j, const char* field) {
+  auto it = j.find(field);
+  if (it == j.end() || it->is_null()) return false;
+  if (!it->is_boolean()) throw ApiError(400, fmt::format("\"{}\" must be true or false", field));
+  return it->get<bool>();
+}
+
+// "prefix": a string for one text, a list of strings (one per sentence, "" for none) for a list.
+void read_prefixes(const nlohmann::json& j, TranslateRequest& r) {
+  auto p = j.find("prefix");
+  if (p == j.end() || p->is_null()) return;
+  if (!r.list) {
+    r.sentences[0].prefix = read_sentence_field(*p, "\"prefix\"");
+    return;
+  }
+  if (!p->is_array() || p->size() != r.sentences.size())
+    throw ApiError(400, fmt::format("\"prefix\" must be a list of {} strings, one per sentence of \"text\"", r.sentences.size()));
+  for (size_t i = 0; i < r.sentences.size(); ++i)
+    r.sentences[i].prefix = read_sentence_field((*p)[i], fmt::format("\"prefix\"[{}]", i));
+}
+
+// The request's own search options over the server's, checked as `nmt translate` checks its
+// flags; the key then carries the ones it set.
+void read_search(const nlohmann::json& j, TranslateRequest& r, const ApiDefaults& defaults) {
+  nlohmann::json given = nlohmann::json::object();
+  for (const char* k : kRequestSearchKeys)
+    if (auto it = j.find(k); it != j.end() && !it->is_null()) given[k] = *it;
+  decode::SearchOptions search = defaults.search;
+  search.beam = r.key.beam;
+  search.nbest = r.key.nbest;
+  for (const auto& spec : decode::search_option_specs()) {
+    if (!given.contains(spec.key)) continue;
+    try {
+      spec.from_json(search, given);
+    } catch (const std::exception& e) {
+      throw ApiError(400, fmt::format("\"{}\": {}", spec.key, e.what()));
+    }
+  }
+  // Sampling draws one translation: a request that samples and names no beam gets none.
+  if (search.use_sampling() && !j.contains("beam") && !j.contains("nbest")) search.beam = search.nbest = r.key.beam = r.key.nbest = 1;
+  try {
+    decode::validate_search_options(search, [](const std::string& key) { return "\"" + key + "\""; });
+  } catch (const std::exception& e) {
+    std::string message = e.what();
+    if (const auto at = message.find("--sampling"); at != std::string::npos) message.replace(at, 10, "\"sampling\"");
+    throw ApiError(400, message);
+  }
+  if (search.use_sampling() && r.key.constrained)
+    throw ApiError(400, "\"sampling\" does not combine with \"constraints\" (phrases to include need beam search)");
+  r.key.search = given.empty() ? std::string() : given.dump();
+  static std::atomic<uint64_t> next_alone{0};
+  if (search.use_sampling()) r.key.alone = ++next_alone;
+}
+
 }  // namespace
 
 TranslateRequest parse_translate_request(std::string_view body, const ApiDefaults& defaults, const ApiLimits& limits) {
@@ -85,9 +165,8 @@ TranslateRequest parse_translate_request(std::string_view body, const ApiDefault
   }
   if (!j.is_object()) throw ApiError(400, "the body must be a JSON object such as {\"text\": \"Hello.\"}");
   for (const auto& item : j.items())
-    if (item.key() != "text" && item.key() != "beam" && item.key() != "nbest" && item.key() != "model" &&
-        item.key() != "constraints" && item.key() != "avoid")
-      throw ApiError(400, fmt::format("unknown field \"{}\" (known: text, beam, nbest, model, constraints, avoid)", item.key()));
+    if (!known_field(item.key()))
+      throw ApiError(400, fmt::format("unknown field \"{}\" (known: {})", item.key(), known_fields()));
   auto text = j.find("text");
   if (text == j.end()) throw ApiError(400, "missing field \"text\"");
   TranslateRequest r;
@@ -112,13 +191,17 @@ TranslateRequest parse_translate_request(std::string_view body, const ApiDefault
   if (r.key.nbest > r.key.beam)
     throw ApiError(400, fmt::format("\"nbest\" is {} but the beam is {}; nbest must not exceed it", r.key.nbest, r.key.beam));
   read_constraints(j, r, limits);
+  read_prefixes(j, r);
+  r.key.alignment = read_switch(j, "alignment");
+  r.key.markup = read_switch(j, "markup");
+  read_search(j, r, defaults);
   return r;
 }
 
 std::string translate_response(const TranslateRequest& request, const std::vector<Nbest>& results, double ms) {
   // Per sentence, result_json of its best hypothesis; then each of its fields as a list over
   // the sentences (or the one value for one text). The field names are result_json's.
-  const decode::ResultFields shown{request.constrained, false, false};
+  const decode::ResultFields shown{request.constrained, request.key.alignment, false};
   nlohmann::json fields = decode::result_json(TranslationResult{}, shown), nbest = nlohmann::json::array();
   for (auto& [key, value] : fields.items()) value = nlohmann::json::array();
   for (const auto& n : results) {

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "nmt/decode/search_options.h"
 #include "nmt/serve/batcher.h"
 
 namespace nmt::serve {
@@ -32,6 +33,7 @@ struct ApiLimits {
 struct ApiDefaults {
   std::vector<std::string> models;  // the names served; the first is the default
   int beam = 1;
+  decode::SearchOptions search = {};  // the server's (beam above); a request's own options go over them
 };
 
 struct TranslateRequest {
@@ -44,7 +46,15 @@ struct TranslateRequest {
 // Reads a POST /translate body: {"text": "..." | ["...", ...], "beam"?: N, "nbest"?: N,
 // "model"?: NAME, "constraints"?: phrases the translation must contain (["...", ...] for one
 // text, one such list per sentence for a list), "avoid"?: ["...", ...] phrases no translation
-// of the request may contain}. Throws ApiError (400, or 413 over the sentence limit).
+// of the request may contain, "prefix"?: the target text a translation starts with (a list for
+// a list), "alignment"?: bool, "markup"?: bool, and the search options of `nmt translate` by
+// their config keys (kRequestSearchKeys: "alpha", "length_penalty", "sampling", "seed", ...)}.
+// Throws ApiError (400, or 413 over the sentence limit).
+// The search options a request may set, by the keys of decode::search_option_specs() (beam and
+// nbest are read on their own, within --max-beam; batch_size is the server's).
+inline constexpr const char* kRequestSearchKeys[] = {"length_penalty", "alpha",     "shrink",    "sampling",       "temperature",
+                                                     "seed",           "max_len_a", "max_len_b", "no_repeat_ngram"};
+
 TranslateRequest parse_translate_request(std::string_view body, const ApiDefaults& defaults, const ApiLimits& limits);
 
 // The fields of decode::result_json (decode/result_writer.h) for each sentence, each field in the shape of "text" (a value

@@ -31,18 +31,24 @@ struct DecodeKey {
   int nbest = 1;
   bool constrained = false;  // phrases must appear: beam search even for a beam of one
   bool markup = false;       // the texts carry inline tags (text/markup.h), put back after translation
-  bool operator<(const DecodeKey& o) const {
-    return std::tie(model, beam, nbest, constrained, markup) < std::tie(o.model, o.beam, o.nbest, o.constrained, o.markup);
-  }
-  bool operator==(const DecodeKey& o) const {
-    return std::tie(model, beam, nbest, constrained, markup) == std::tie(o.model, o.beam, o.nbest, o.constrained, o.markup);
-  }
+  bool alignment = false;    // each answer has its word alignment
+  // The request's own search options (decode/search_options.h) as a JSON object of the keys it
+  // set, "" for none: the server's options with these.
+  std::string search = std::string();
+  // Nonzero: a batch of this request's sentences alone (sampling: a seed then draws what it
+  // draws for the request alone, whoever else is asking).
+  uint64_t alone = 0;
+  auto fields() const { return std::tie(model, beam, nbest, constrained, markup, alignment, search, alone); }
+  bool operator<(const DecodeKey& o) const { return fields() < o.fields(); }
+  bool operator==(const DecodeKey& o) const { return fields() == o.fields(); }
 };
 
-// One sentence to translate, with the phrases its translation must contain and avoid.
+// One sentence to translate, with the phrases its translation must contain and avoid, and the
+// target text it must start with ("": none).
 struct Sentence {
   std::string text;
   text::PhraseConstraints constraints;
+  std::string prefix;
   Sentence(std::string t, text::PhraseConstraints c = {}) : text(std::move(t)), constraints(std::move(c)) {}
   Sentence(const char* t) : text(t) {}
 };

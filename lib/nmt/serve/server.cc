@@ -122,6 +122,7 @@ ApiDefaults api_defaults(const ServerSettings& s, const Backend& backend) {
   ApiDefaults d;
   for (const auto& m : backend.models()) d.models.push_back(m.name);
   d.beam = s.default_beam;
+  d.search = s.search;
   return d;
 }
 

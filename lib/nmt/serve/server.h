@@ -42,6 +42,7 @@ class Backend {
 struct ServerSettings {
   ServeOptions options;   // --host, --port, --workers, limits... (serve/options.h)
   int default_beam = 1;   // the beam of requests that name none
+  decode::SearchOptions search;  // the server's search options, which a request's own go over
   std::string api_key;    // "": no authentication
   std::string version;    // GET /health's "version"
   bool quiet = false;     // no log line per request
