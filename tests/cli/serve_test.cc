@@ -12,7 +12,9 @@
 #include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -588,6 +590,54 @@ TEST_F(Serve, TranslatesOptionsAreRequestFieldsAndGiveWhatTranslateGives) {
     EXPECT_EQ(r.status, 400) << body.dump();
     EXPECT_NE(r.json()["error"].get<std::string>().find(words), std::string::npos) << r.body;
   }
+}
+
+// The words of the spans marked data-SIDE="N" in a page's DOM, in order; `lit`: only those
+// highlighted.
+std::vector<std::string> words_in_dom(const std::string& dom, char side, bool lit) {
+  const std::regex span(std::string("<span class=\"w( lit)?\" data-") + side + "=\"[0-9]+\">([^<]*)</span>");
+  std::vector<std::string> out;
+  for (auto it = std::sregex_iterator(dom.begin(), dom.end(), span); it != std::sregex_iterator(); ++it)
+    if (!lit || (*it)[1].matched) out.push_back((*it)[2]);
+  return out;
+}
+
+TEST_F(Serve, ThePageTranslatesAndShowsTheAlignmentInARealBrowser) {
+  nmt::test::write_bytes(file("page-key"), "page-key\n");
+  ServerProcess server("-m " + model() + " -q --api-key-file " + file("page-key"), file("page.log"));
+  ASSERT_GT(server.port(), 0) << server.log();
+  const auto page = request(server.port(), "GET", "/");  // the page itself needs no key
+  ASSERT_EQ(page.status, 200);
+  EXPECT_NE(page.headers.find("Content-Type: text/html"), std::string::npos);
+  const std::regex outside(R"((src|href)\s*=\s*["']?(https?:)?//)");
+  EXPECT_FALSE(std::regex_search(page.body, outside)) << "the page loads nothing from elsewhere";
+
+  const std::string chromium = std::filesystem::exists("/usr/bin/chromium") ? "/usr/bin/chromium" : "";
+  if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (scripts/setup.sh installs it): browser check skipped";
+  ServerProcess open_server("-m " + model() + " -q", file("page-open.log"));
+  ASSERT_GT(open_server.port(), 0) << open_server.log();
+  const std::string source = kSources[1];
+  auto r = run_command("timeout 120 " + chromium +
+                       " --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking"
+                       " --virtual-time-budget=20000 --dump-dom 'http://127.0.0.1:" + std::to_string(open_server.port()) +
+                       "/?q=" + form_encoded({{"", source}}).substr(1) + "&hover=1' 2>/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_NE(r.out.find("data-translated=\"yes\""), std::string::npos) << r.out;
+  nmt::test::write_bytes(file("page-source.txt"), source + "\n");
+  const auto offline = run_command(nmt::test::nmt_binary() + " translate -q --threads 1 -m " + model() +
+                                   " --alignment --input " + file("page-source.txt"));
+  ASSERT_EQ(offline.exit_code, 0) << offline.err;
+  const std::string line = lines_of(offline.out).at(0);
+  std::istringstream translation(line.substr(0, line.find(" ||| ")));
+  EXPECT_EQ(words_in_dom(r.out, 't', false), (std::vector<std::string>{std::istream_iterator<std::string>(translation), {}}));
+  // Pointing at target word 1 lights it and the source words aligned with it.
+  std::vector<std::string> expected_source;
+  std::istringstream links(line.substr(line.find(" ||| ") + 5)), source_words(source);
+  std::vector<std::string> all_source{std::istream_iterator<std::string>(source_words), {}};
+  for (std::string link; links >> link;)
+    if (std::stoi(link.substr(link.find('-') + 1)) == 1) expected_source.push_back(all_source.at(std::stoi(link)));
+  EXPECT_EQ(words_in_dom(r.out, 's', true), expected_source);
+  EXPECT_EQ(words_in_dom(r.out, 't', true).size(), 1u);
 }
 
 TEST_F(Serve, MetricsArePrometheusTextCountingRequestsSentencesAndLatency) {

@@ -20,6 +20,7 @@
 
 #include "nmt/serve/libretranslate.h"
 #include "nmt/serve/metrics.h"
+#include "nmt/serve/web_page.h"
 #include "nmt/util/error.h"
 
 namespace nmt::serve {
@@ -204,15 +205,17 @@ void Server::Impl::refuse_unauthorized(httplib::Response& res) const {
 }
 
 // Every request starts the log line's clock; with an API key, one without the bearer token is
-// answered 401 here, before any route, except: POST /translate, whose LibreTranslate form
-// carries its key in the body (checked by its handler), and LibreTranslate's GET /languages and
-// /frontend/settings, open as in LibreTranslate (its clients read them before they have a key).
+// answered 401 here, before any route, except: the page at / (it asks for the key), a CORS
+// preflight, POST /translate (a LibreTranslate form carries its key in the body: its handler
+// checks), and LibreTranslate's GET /languages and /frontend/settings, open as in
+// LibreTranslate (its clients read them before they have a key).
 void Server::Impl::add_authentication() {
   http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
     request_start = std::chrono::steady_clock::now();
     request_started = true;
     request_sentences = 0;
     const bool checked_later = req.method == "OPTIONS" ||  // a CORS preflight carries no credentials
+                               (req.method == "GET" && req.path == "/") ||  // the page asks for the key itself
                                (req.method == "POST" && req.path == "/translate") ||
                                (req.method == "GET" && (req.path == "/languages" || req.path == "/frontend/settings"));
     if (checked_later || authorized(req)) return httplib::Server::HandlerResponse::Unhandled;
@@ -242,6 +245,10 @@ void Server::Impl::add_routes() {
   // The body is read here, not by httplib: httplib refuses urlencoded forms over 8 KB
   // (CPPHTTPLIB_FORM_URL_ENCODED_PAYLOAD_MAX_LENGTH, compiled into Debian's library), and a
   // LibreTranslate form may carry a long text. --max-body-bytes still holds.
+  http.Get("/", [](const httplib::Request&, httplib::Response& res) {
+    res.status = 200;
+    res.set_content(std::string(web_page()), "text/html; charset=utf-8");
+  });
   http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     res.status = 200;
     res.set_content(metrics.prometheus(batcher.stats(), heap_in_use_bytes()), "text/plain; version=0.0.4; charset=utf-8");
