@@ -640,6 +640,35 @@ TEST_F(Serve, ThePageTranslatesAndShowsTheAlignmentInARealBrowser) {
   EXPECT_EQ(words_in_dom(r.out, 't', true).size(), 1u);
 }
 
+TEST_F(Serve, AStreamedTranslationComesSentenceBySentenceAsServerSentEvents) {
+  ServerProcess server("-m " + model() + " -q", file("stream.log"));
+  ASSERT_GT(server.port(), 0) << server.log();
+  const std::string text = kSources[1] + "  " + kSources[2] + "\n\n" + kSources[3];
+  const auto whole = translate(server.port(), {{"text", text}});
+  ASSERT_EQ(whole.status, 200) << whole.body;
+  const auto streamed = translate(server.port(), {{"text", text}, {"stream", true}});
+  ASSERT_EQ(streamed.status, 200) << streamed.body;
+  EXPECT_NE(streamed.headers.find("Content-Type: text/event-stream"), std::string::npos) << streamed.headers;
+  // The body is chunked: the events are found whole in it, in order.
+  const std::regex event_re("event: ([a-z]+)\r?\ndata: ([^\r\n]*)");
+  std::vector<std::pair<std::string, nlohmann::json>> events;
+  for (auto it = std::sregex_iterator(streamed.body.begin(), streamed.body.end(), event_re); it != std::sregex_iterator(); ++it)
+    events.emplace_back((*it)[1], nlohmann::json::parse((*it)[2].str()));
+  ASSERT_EQ(events.size(), 4u) << streamed.body;
+  std::string joined;
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(events[i].first, "sentence");
+    EXPECT_EQ(events[i].second["index"], i);
+    EXPECT_EQ(events[i].second["source"], kSources[i + 1]);
+    joined += events[i].second["before"].get<std::string>() + events[i].second["translation"].get<std::string>();
+  }
+  EXPECT_EQ(events[3].first, "done");
+  EXPECT_EQ(events[3].second["sentences"], 3);
+  joined += events[3].second["after"].get<std::string>();
+  EXPECT_EQ(joined, whole.json()["translation"]);
+  EXPECT_EQ(translate(server.port(), {{"text", {"a", "b"}}, {"stream", true}}).status, 400);
+}
+
 TEST_F(Serve, MetricsArePrometheusTextCountingRequestsSentencesAndLatency) {
   ServerProcess server("-m " + model() + " -q", file("metrics.log"));
   ASSERT_GT(server.port(), 0) << server.log();

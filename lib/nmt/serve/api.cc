@@ -78,7 +78,8 @@ void read_constraints(const nlohmann::json& j, TranslateRequest& r, const ApiLim
   }
 }
 
-constexpr const char* kOwnFields[] = {"text", "beam", "nbest", "model", "constraints", "avoid", "prefix", "alignment", "markup"};
+constexpr const char* kOwnFields[] = {"text",   "beam",      "nbest",  "model", "constraints",
+                                      "avoid",  "prefix",    "alignment", "markup", "stream"};
 
 bool known_field(const std::string& name) {
   for (const char* f : kOwnFields)
@@ -194,6 +195,8 @@ TranslateRequest parse_translate_request(std::string_view body, const ApiDefault
   read_prefixes(j, r);
   r.key.alignment = read_switch(j, "alignment");
   r.key.markup = read_switch(j, "markup");
+  r.stream = read_switch(j, "stream");
+  if (r.stream && r.list) throw ApiError(400, "\"stream\" takes one text (a string), not a list");
   read_search(j, r, defaults);
   return r;
 }
@@ -222,6 +225,29 @@ std::string translate_response(const TranslateRequest& request, const std::vecto
   j["ms"] = std::round(ms * 100) / 100;
   // Strings from the model are valid UTF-8; "replace" keeps the server answering should one not be.
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+namespace {
+std::string event(const char* name, const nlohmann::json& data) {
+  return fmt::format("event: {}\ndata: {}\n\n", name, data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+}  // namespace
+
+std::string sentence_event(size_t index, const std::string& before, const std::string& source,
+                           const TranslationResult& result, bool alignment) {
+  nlohmann::json j = decode::result_json(result, decode::ResultFields{false, alignment, false});
+  j["index"] = index;
+  j["before"] = before;
+  j["source"] = source;
+  return event("sentence", j);
+}
+
+std::string done_event(size_t sentences, const std::string& after) {
+  return event("done", {{"sentences", sentences}, {"after", after}});
+}
+
+std::string error_event(int status, std::string_view message) {
+  return event("error", {{"error", message}, {"status", status}});
 }
 
 std::string error_body(int status, std::string_view message) {

@@ -40,6 +40,7 @@ struct TranslateRequest {
   std::vector<Sentence> sentences;
   bool list = false;  // "text" was a list: the answer's "translation" is one too
   bool constrained = false;  // "constraints" given: the answer says which phrases each lacks
+  bool stream = false;       // "stream": the answer is Server-Sent Events, one per sentence
   DecodeKey key;
 };
 
@@ -47,7 +48,7 @@ struct TranslateRequest {
 // "model"?: NAME, "constraints"?: phrases the translation must contain (["...", ...] for one
 // text, one such list per sentence for a list), "avoid"?: ["...", ...] phrases no translation
 // of the request may contain, "prefix"?: the target text a translation starts with (a list for
-// a list), "alignment"?: bool, "markup"?: bool, and the search options of `nmt translate` by
+// a list), "alignment"?: bool, "markup"?: bool, "stream"?: bool (one text only), and the search options of `nmt translate` by
 // their config keys (kRequestSearchKeys: "alpha", "length_penalty", "sampling", "seed", ...)}.
 // Throws ApiError (400, or 413 over the sentence limit).
 // The search options a request may set, by the keys of decode::search_option_specs() (beam and
@@ -61,6 +62,16 @@ TranslateRequest parse_translate_request(std::string_view body, const ApiDefault
 // for one text, a list for a list); with nbest > 1 "nbest": per sentence a list of
 // result_json objects, best first; and "model", "sentences", "ms".
 std::string translate_response(const TranslateRequest& request, const std::vector<Nbest>& results, double ms);
+
+// One Server-Sent Event of a streamed translation: "event: sentence" with {"index", "before"
+// (the source's text before the sentence: spacing, line breaks), "source", and the fields of
+// result_json}; the last is "event: done" with {"sentences", "after"}; a failure "event: error"
+// with error_body's fields. Concatenating each "before" and "translation", then "after", gives
+// the non-streamed answer's translation.
+std::string sentence_event(size_t index, const std::string& before, const std::string& source,
+                           const TranslationResult& result, bool alignment);
+std::string done_event(size_t sentences, const std::string& after);
+std::string error_event(int status, std::string_view message);
 
 // {"error": message, "status": status}
 std::string error_body(int status, std::string_view message);

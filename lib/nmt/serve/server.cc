@@ -12,15 +12,21 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <thread>
 
 #include <fmt/format.h>
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "nmt/decode/paragraphs.h"
 #include "nmt/serve/libretranslate.h"
 #include "nmt/serve/metrics.h"
 #include "nmt/serve/web_page.h"
+#include "nmt/text/sentence_split.h"
 #include "nmt/util/error.h"
 
 namespace nmt::serve {
@@ -154,6 +160,8 @@ struct Server::Impl {
   bool authorized(const httplib::Request& req) const;
   void refuse_unauthorized(httplib::Response& res) const;
   void translate_nmt(const std::string& body, httplib::Response& res);
+  void stream_translation(const TranslateRequest& r, httplib::Response& res);
+  const text::SentenceSplitter& splitter_of(const std::string& model);
   void translate_libretranslate(const httplib::Request& req, const std::string& body, const FormFields& form,
                                 httplib::Response& res);
 
@@ -166,6 +174,8 @@ struct Server::Impl {
       fmt::format("the request body is over the {}-byte limit (--max-body-bytes)", settings.options.max_body_bytes);
   httplib::Server http;
   ServerMetrics metrics;
+  std::mutex splitters_mutex;
+  std::map<std::string, std::unique_ptr<text::SentenceSplitter>> splitters;  // by language
   std::atomic<size_t> requests{0};
   int listen_fd = -1;
   std::atomic<bool> serving{false}, served{false}, stop_requested{false};
@@ -272,6 +282,7 @@ void Server::Impl::translate_nmt(const std::string& body, httplib::Response& res
     const auto start = std::chrono::steady_clock::now();
     TranslateRequest r = parse_translate_request(body, defaults, limits);
     backend.check(r);
+    if (r.stream) return stream_translation(r, res);
     request_sentences = r.sentences.size();
     auto results = batcher.submit(r.key, r.sentences).get();
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -309,6 +320,63 @@ void Server::Impl::add_cors() {
     res.set_header("Access-Control-Allow-Headers", "Content-Type, Authorization");
     res.set_header("Access-Control-Max-Age", "86400");
   });
+}
+
+const text::SentenceSplitter& Server::Impl::splitter_of(const std::string& model) {
+  std::string language;
+  for (const auto& m : backend.models())
+    if (m.name == model) language = m.source_language;
+  std::lock_guard<std::mutex> lock(splitters_mutex);
+  auto& splitter = splitters[language];
+  if (!splitter) splitter = std::make_unique<text::SentenceSplitter>(language);
+  return *splitter;
+}
+
+// "stream": the text's sentences are queued at once, each a request of its own (so they share
+// batches with each other and with other clients'), and each answer is sent as it is ready, in
+// order: the first sentence arrives while the rest are decoded.
+void Server::Impl::stream_translation(const TranslateRequest& r, httplib::Response& res) {
+  const Sentence& whole = r.sentences.front();
+  decode::SentencePlan plan;
+  if (r.key.markup) {  // tags may span sentences: one piece
+    plan.sentences.push_back({whole.text, whole.prefix, whole.constraints});
+    plan.paragraphs.push_back({0, 1, {"", ""}});
+  } else {
+    plan = decode::plan_sentences({{whole.text, whole.prefix, whole.constraints}}, splitter_of(r.key.model));
+  }
+  auto pending = std::make_shared<std::vector<std::future<std::vector<Nbest>>>>();
+  for (const auto& s : plan.sentences) {
+    Sentence sentence(s.source, s.constraints);
+    sentence.prefix = s.prefix;
+    pending->push_back(batcher.submit(r.key, {std::move(sentence)}));
+  }
+  request_sentences = plan.sentences.size();
+  auto shared_plan = std::make_shared<decode::SentencePlan>(std::move(plan));
+  const bool alignment = r.key.alignment;
+  res.set_header("Cache-Control", "no-cache");
+  res.set_chunked_content_provider(
+      "text/event-stream", [pending, shared_plan, alignment, next = size_t{0}](size_t, httplib::DataSink& sink) mutable {
+        const auto& gaps = shared_plan->paragraphs.front().gaps;
+        std::string chunk;
+        try {
+          if (next == pending->size()) {
+            chunk = done_event(next, gaps.back());
+          } else {
+            const auto answer = (*pending)[next].get();
+            const TranslationResult best = answer.empty() || answer.front().empty() ? TranslationResult{} : answer.front().front();
+            chunk = sentence_event(next, gaps[next], shared_plan->sentences[next].source, best, alignment);
+          }
+        } catch (const BatcherStopped& e) {
+          chunk = error_event(503, e.what());
+          next = pending->size();
+        } catch (const std::exception& e) {
+          chunk = error_event(500, first_line(e.what()));
+          next = pending->size();
+        }
+        if (!sink.write(chunk.data(), chunk.size())) return false;  // the client left
+        if (next++ == pending->size()) sink.done();
+        return true;
+      });
 }
 
 void Server::Impl::add_libretranslate_routes() {
