@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <iterator>
 #include <memory>
 #include <optional>
 
@@ -16,6 +17,7 @@
 #include "decode_flags.h"
 #include "interactive.h"
 #include "nmt/decode/command_options.h"
+#include "nmt/doc/html.h"
 #include "nmt/decode/request_reader.h"
 #include "nmt/decode/result_writer.h"
 #include "nmt/decode/service.h"
@@ -146,10 +148,65 @@ decode::ResultOptions result_options(const decode::TranslateIoOptions& io, const
   return r;
 }
 
+// --format, with auto resolved by --input's extension.
+std::string input_format(const decode::TranslateIoOptions& io) {
+  if (io.input_format != "auto") return io.input_format;
+  const auto dot = io.input.rfind('.');
+  const std::string ext = dot == std::string::npos ? "" : io.input.substr(dot);
+  return ext == ".html" || ext == ".htm" || ext == ".xhtml" ? "html" : "text";
+}
+
+// An HTML document: its text pieces translated (runs with inline tags through the markup
+// path, the others split into sentences), written back with every other byte as it was.
+void translate_html(const decode::TranslateIoOptions& io, const DecodeArgs& a) {
+  for (const auto& [given, flag] : {std::pair{io.json, "--json"}, {io.alignment, "--alignment"}, {io.markup, "--markup"},
+                                    {!io.attention.empty() || !io.attention_svg.empty(), "--attention"},
+                                    {!io.prefix_file.empty() || io.prefix_tab || !io.constraints.empty() ||
+                                         !io.avoid_per_line.empty() || !io.avoid.empty(),
+                                     "--prefix-file/--prefix-tab/--constraints/--avoid"},
+                                    {a.search.nbest > 1, "--nbest"}})
+    if (given) throw UsageError(fmt::format("--format html writes the document back: it does not take {}", flag));
+  if (!io.output.empty() && !io.input.empty() && same_file(io.input, io.output))
+    throw UsageError(fmt::format("{} is both the input and the output; the input would be destroyed", io.input));
+  const std::string name = io.input.empty() ? "<stdin>" : io.input;
+  std::string html;
+  if (io.input.empty()) {
+    html.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  } else {
+    html = read_file(io.input);
+  }
+  doc::HtmlPlan plan;
+  try {
+    plan = doc::plan_html(std::move(html));
+  } catch (const RuntimeError& e) {
+    throw RuntimeError(fmt::format("{}: {}", name, e.what()));
+  }
+  set_threads(a.runtime.threads);
+  decode::TranslationService service(a.model_dirs, a.runtime);
+  doc::split_markup_sentences(plan, service.sentence_splitter());
+  std::vector<decode::TranslationRequest> plain, marked;
+  for (const auto& p : plan.pieces) (p.markup ? marked : plain).push_back({p.text, {}, {}});
+  decode::ResultOptions split, markup;
+  split.split_sentences = true;
+  markup.markup = true;
+  decode::TranslateStats stats;
+  const auto plain_out = service.translate(plain, a.search, split, &stats);
+  const auto marked_out = service.translate(marked, a.search, markup, &stats);
+  std::vector<std::string> translations;
+  size_t next_plain = 0, next_marked = 0;
+  for (const auto& p : plan.pieces)
+    translations.push_back((p.markup ? marked_out[next_marked++] : plain_out[next_plain++]).front().text);
+  OutputFile out(io.output.empty() ? "-" : io.output);
+  out.write(doc::apply_translations(plan, translations));
+  out.commit();
+  warn_truncated(stats, a.runtime.quiet);
+}
+
 void run_translate(const TranslateFlags& flags) {
   // Everything that can be refused is refused before a model is loaded or an output touched.
   const DecodeArgs a = flags.decode.args();
   const decode::TranslateIoOptions io = flags.io.checked();
+  if (input_format(io) == "html") return translate_html(io, a);
   const decode::RequestReader reader(io.request_files());
   size_t first_bad = 0;  // 1-based line number of the first invalid UTF-8 line of --input, 0 if none
   const std::vector<std::string> input_lines = io.input.empty() ? std::vector<std::string>{} : read_input(io, reader, first_bad);

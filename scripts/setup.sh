@@ -64,7 +64,6 @@ scorer_packages=(
   g++ cmake pkg-config make
   libcli11-dev libfmt-dev nlohmann-json3-dev
   libgtest-dev libpugixml-dev  # the torch-free tests
-  libicu-dev                   # ICU: nmt_core splits paragraphs into sentences
   python3 python3-dev python3-venv
 )
 packages=(
@@ -75,6 +74,7 @@ packages=(
   libprotobuf-dev         # protobuf, loaded first in every binary (CMakeLists.txt: nmt_executable_link)
   libcli11-dev            # command line
   libicu-dev              # ICU's sentence BreakIterator: paragraphs split into sentences
+  libgumbo-dev            # Gumbo, an HTML5 parser: `nmt translate --format html`
   libfmt-dev              # fmt, where the LibTorch found ships none of its own (Debian's 1.13)
   nlohmann-json3-dev      # JSON for configs, --json output, metrics.jsonl
   libcpp-httplib-dev      # HTTP/1.1 server of `nmt serve` (tests: its API over loopback)

@@ -32,7 +32,8 @@ prepare() {
   local o=(-oDir::State::Lists="$state/lists" -oDir::Cache="$state/cache")
   apt-get "${o[@]}" update -qq
   (cd .device/debs && apt-get "${o[@]}" download libcpp-httplib-dev libcpp-httplib0.11 libssl-dev libbrotli-dev \
-    libbrotli1 libpugixml-dev libpugixml1v5 libicu-dev libicu72 icu-devtools)
+    libbrotli1 libpugixml-dev libpugixml1v5 libicu-dev libicu72 icu-devtools \
+    libgumbo-dev libgumbo1)
   rm -rf "$state"
   rm -rf .device/multi30k .device/build-on-device.sh
   # ../shared is read-only, and cp keeps the mode: make the copies writable so a rerun replaces them.

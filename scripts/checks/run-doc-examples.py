@@ -96,6 +96,7 @@ def workspace(build, root):
     for name in ("in.en", "test.en", "en.txt", "input.en"):
         shutil.copy(root / "data" / "fixtures" / "tiny.en", w / name)
     shutil.copy(root / "data" / "fixtures" / "tiny.fr", w / "test.fr")
+    shutil.copy(root / "data" / "fixtures" / "page.html", w / "page.html")
     corpus = "--train data/downloaded/multi30k/train --valid data/downloaded/multi30k/val"
     train_model(w, f"--preset gru-tiny {corpus} --out models/gru-small --max-steps 20 --valid-every 20")
     train_model(w, f"--preset transformer-tiny {corpus} --src en --tgt fr --out models/t-small "

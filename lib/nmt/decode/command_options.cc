@@ -38,6 +38,11 @@ const std::vector<OptionSpec<TranslateIoOptions>>& translate_io_option_specs() {
              "out, the text translated, and the tags put back around the aligned words (the output is escaped markup)",
              &O::markup)
           .as_switch(),
+      option("input_format", "--format", kIo,
+             "What the input is: text (lines), html (a document: its text translated, everything else kept), or auto "
+             "(html for an --input ending in .html, .htm or .xhtml, else text)",
+             &O::input_format)
+          .one_of({"auto", "text", "html"}),
       option("whole_lines", "--whole-lines", kIo,
              "Translate each input line as one sentence (default: a line of several sentences is split into them, "
              "they are translated, and the translations joined with the line's own spacing; --markup, --attention "

@@ -21,6 +21,7 @@ struct TranslateIoOptions {
   std::string constraints, avoid_per_line, avoid;
   bool json = false, alignment = false, markup = false;
   bool whole_lines = false;  // each line translated as one sentence
+  std::string input_format = "auto";  // auto (by --input's extension), text, html
 
   RequestFiles request_files() const { return {prefix_file, prefix_tab, constraints, avoid_per_line, avoid}; }
 };

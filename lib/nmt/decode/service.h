@@ -89,6 +89,7 @@ class TranslationService {
   // The source language whose sentence rules split paragraphs (config.json's
   // languages.source, else train.src_lang; "" when neither says).
   const std::string& source_language() const;
+  const text::SentenceSplitter& sentence_splitter() const { return *splitter_; }
   // The target language: languages.target, else train.tgt_lang; "" when neither says.
   const std::string& target_language() const { return target_language_; }
 
