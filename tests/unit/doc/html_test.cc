@@ -6,6 +6,7 @@
 
 #include "nmt/doc/html.h"
 #include "nmt/text/sentence_split.h"
+#include "nmt/util/error.h"
 
 namespace {
 
