@@ -181,6 +181,9 @@ void translate_html(const decode::TranslateIoOptions& io, const DecodeArgs& a) {
   } catch (const RuntimeError& e) {
     throw RuntimeError(fmt::format("{}: {}", name, e.what()));
   }
+  if (plan.too_deep && !a.runtime.quiet)
+    std::fprintf(stderr, "warning: %s: %zu element(s) nested more than %d deep left untranslated\n", name.c_str(),
+                 plan.too_deep, doc::kMaxHtmlDepth);
   set_threads(a.runtime.threads);
   decode::TranslationService service(a.model_dirs, a.runtime);
   doc::split_markup_sentences(plan, service.sentence_splitter());

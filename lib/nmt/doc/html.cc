@@ -51,12 +51,12 @@ bool is_text(const GumboNode* node) {
 
 // Whether an inline element holds only text and inline elements, none of them skipped (else it
 // ends a run: its text cannot be carried through the markup path).
-bool is_plain_inline(const GumboNode* node) {
-  if (!is_inline(node) || is_skipped(node)) return false;
+bool is_plain_inline(const GumboNode* node, int depth = 0) {
+  if (!is_inline(node) || is_skipped(node) || depth > kMaxHtmlDepth) return false;
   const GumboVector& children = node->v.element.children;
   for (unsigned i = 0; i < children.length; ++i) {
     const auto* child = static_cast<const GumboNode*>(children.data[i]);
-    if (!is_text(child) && child->type != GUMBO_NODE_COMMENT && !is_plain_inline(child)) return false;
+    if (!is_text(child) && child->type != GUMBO_NODE_COMMENT && !is_plain_inline(child, depth + 1)) return false;
   }
   return true;
 }
@@ -76,12 +76,12 @@ bool source_range(const GumboNode* node, size_t& begin, size_t& end) {
 }
 
 // Whether a node holds text other than whitespace (itself or in its inline children).
-bool has_words(const GumboNode* node) {
+bool has_words(const GumboNode* node, int depth = 0) {
   if (node->type == GUMBO_NODE_TEXT || node->type == GUMBO_NODE_CDATA) return true;
-  if (node->type != GUMBO_NODE_ELEMENT) return false;
+  if (node->type != GUMBO_NODE_ELEMENT || depth > kMaxHtmlDepth) return false;
   const GumboVector& children = node->v.element.children;
   for (unsigned i = 0; i < children.length; ++i)
-    if (has_words(static_cast<const GumboNode*>(children.data[i]))) return true;
+    if (has_words(static_cast<const GumboNode*>(children.data[i]), depth + 1)) return true;
   return false;
 }
 
@@ -89,8 +89,12 @@ class Planner {
  public:
   explicit Planner(HtmlPlan& plan) : plan_(plan) {}
 
-  void element(const GumboNode* node) {
+  void element(const GumboNode* node, int depth = 0) {
     if (is_skipped(node)) return;
+    if (depth > kMaxHtmlDepth) {
+      ++plan_.too_deep;
+      return;
+    }
     attributes(node);
     const GumboVector& children = node->v.element.children;
     std::vector<const GumboNode*> run;
@@ -101,7 +105,7 @@ class Planner {
         continue;
       }
       flush(run);
-      if (child->type == GUMBO_NODE_ELEMENT || child->type == GUMBO_NODE_TEMPLATE) element(child);
+      if (child->type == GUMBO_NODE_ELEMENT || child->type == GUMBO_NODE_TEMPLATE) element(child, depth + 1);
     }
     flush(run);
   }
@@ -121,11 +125,12 @@ class Planner {
     }
   }
 
-  void inline_attributes(const GumboNode* node) {
-    if (node->type != GUMBO_NODE_ELEMENT) return;
+  void inline_attributes(const GumboNode* node, int depth = 0) {
+    if (node->type != GUMBO_NODE_ELEMENT || depth > kMaxHtmlDepth) return;
     attributes(node);
     const GumboVector& children = node->v.element.children;
-    for (unsigned i = 0; i < children.length; ++i) inline_attributes(static_cast<const GumboNode*>(children.data[i]));
+    for (unsigned i = 0; i < children.length; ++i)
+      inline_attributes(static_cast<const GumboNode*>(children.data[i]), depth + 1);
   }
 
   // A run of text and inline elements: one piece, unless it is only whitespace or was moved.
@@ -182,9 +187,16 @@ HtmlPlan plan_html(std::string html) {
   if (!text::is_valid_utf8(html)) throw RuntimeError("not valid UTF-8 (an HTML document must be UTF-8)");
   HtmlPlan plan;
   plan.original = std::move(html);
+  // Parse errors are not used; unlimited, each unclosed element of a page 100,000 deep records
+  // one with a copy of the open-element stack (out of memory).
+  static const GumboOptions options = [] {
+    GumboOptions o = kGumboDefaultOptions;
+    o.max_errors = 0;
+    return o;
+  }();
   std::unique_ptr<GumboOutput, void (*)(GumboOutput*)> out(
-      gumbo_parse_with_options(&kGumboDefaultOptions, plan.original.data(), plan.original.size()),
-      [](GumboOutput* o) { gumbo_destroy_output(&kGumboDefaultOptions, o); });
+      gumbo_parse_with_options(&options, plan.original.data(), plan.original.size()),
+      [](GumboOutput* o) { gumbo_destroy_output(&options, o); });
   Planner(plan).element(out->root);
   std::sort(plan.pieces.begin(), plan.pieces.end(), [](const TextPiece& a, const TextPiece& b) { return a.begin < b.begin; });
   // Overlaps cannot come from the walk (attributes are of elements outside runs); kept out anyway.

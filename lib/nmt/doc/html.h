@@ -22,9 +22,14 @@ struct TextPiece {
   bool attribute = false;  // an attribute's value (alt, title, placeholder, aria-label): escaped back for one
 };
 
+// Elements nested deeper than this are left as they are (a page 100,000 levels deep must not
+// exhaust the stack); HtmlPlan::too_deep counts them.
+inline constexpr int kMaxHtmlDepth = 256;
+
 struct HtmlPlan {
   std::string original;
   std::vector<TextPiece> pieces;  // in document order, never overlapping
+  size_t too_deep = 0;            // subtrees below kMaxHtmlDepth, not translated
 };
 
 // The pieces of `html`: each run of text and inline elements inside a block (a paragraph, a
