@@ -496,6 +496,18 @@ TEST_F(Serve, SpeaksLibreTranslatesApiAsItsClientsExpect) {
   ASSERT_EQ(html.status, 200) << html.body;
   const std::string tagged = html.json()["translatedText"];
   for (const char* tag : {"<p>", "</p>", "<b>", "</b>"}) EXPECT_NE(tagged.find(tag), std::string::npos) << tagged;
+  // A page: read by an HTML5 parser, its script and code kept, its text translated.
+  const std::string page = "<html><body><h1>" + kSources[1] + "</h1><script>var s = \"Hello.\";</script>"
+                           "<p>Run <code>nmt serve</code> now.</p></body></html>";
+  const auto translated_page = post_form(port, "/translate", {{"q", page}, {"source", "en"}, {"target", "fr"}, {"format", "html"}});
+  ASSERT_EQ(translated_page.status, 200) << translated_page.body;
+  const std::string fr = translated_page.json()["translatedText"];
+  EXPECT_NE(fr.find("<script>var s = \"Hello.\";</script>"), std::string::npos) << fr;
+  EXPECT_NE(fr.find("<code>nmt serve</code>"), std::string::npos) << fr;
+  EXPECT_NE(fr.find("<h1>" + expected[1] + "</h1>"), std::string::npos) << fr;
+  EXPECT_EQ(post_form(port, "/translate", {{"q", "<p>caf\xc3</p>"}, {"source", "en"}, {"target", "fr"}, {"format", "html"}})
+                .status,
+            400);
   // A long text in a form (cpp-httplib's own limit for forms is 8 KB).
   std::string paragraph;
   while (paragraph.size() < 20000) paragraph += kSources[1] + " ";

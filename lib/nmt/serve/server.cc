@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "nmt/decode/paragraphs.h"
+#include "nmt/doc/html.h"
 #include "nmt/serve/libretranslate.h"
 #include "nmt/serve/metrics.h"
 #include "nmt/serve/web_page.h"
@@ -161,6 +162,7 @@ struct Server::Impl {
   void refuse_unauthorized(httplib::Response& res) const;
   void translate_nmt(const std::string& body, httplib::Response& res);
   void stream_translation(const TranslateRequest& r, httplib::Response& res);
+  std::vector<Nbest> translate_html(const DecodeKey& key, const std::vector<Sentence>& pages);
   const text::SentenceSplitter& splitter_of(const std::string& model);
   void translate_libretranslate(const httplib::Request& req, const std::string& body, const FormFields& form,
                                 httplib::Response& res);
@@ -379,6 +381,41 @@ void Server::Impl::stream_translation(const TranslateRequest& r, httplib::Respon
       });
 }
 
+// format=html: each text is a page or a fragment (doc/html.h): its pieces are translated, those
+// with inline tags through the markup path, and the page put back with everything else as it
+// was. One Nbest of one result per text.
+std::vector<Nbest> Server::Impl::translate_html(const DecodeKey& key, const std::vector<Sentence>& pages) {
+  std::vector<doc::HtmlPlan> plans;
+  std::vector<Sentence> plain, marked;
+  for (size_t i = 0; i < pages.size(); ++i) {
+    try {
+      plans.push_back(doc::plan_html(pages[i].text));
+    } catch (const RuntimeError& e) {
+      throw ApiError(400, pages.size() > 1 ? fmt::format("q[{}]: {}", i, e.what()) : std::string(e.what()));
+    }
+    doc::split_markup_sentences(plans.back(), splitter_of(key.model));
+    for (const auto& piece : plans.back().pieces) (piece.markup ? marked : plain).emplace_back(piece.text);
+  }
+  DecodeKey markup_key = key;
+  markup_key.markup = true;
+  auto plain_future = batcher.submit(key, plain);
+  const auto marked_out = batcher.submit(markup_key, marked).get();
+  const auto plain_out = plain_future.get();
+  std::vector<Nbest> out;
+  size_t next_plain = 0, next_marked = 0;
+  for (const auto& plan : plans) {
+    std::vector<std::string> translations;
+    for (const auto& piece : plan.pieces) {
+      const Nbest& n = piece.markup ? marked_out[next_marked++] : plain_out[next_plain++];
+      translations.push_back(n.empty() ? std::string() : n.front().text);
+    }
+    TranslationResult page;
+    page.text = doc::apply_translations(plan, translations);
+    out.push_back({page});
+  }
+  return out;
+}
+
 void Server::Impl::add_libretranslate_routes() {
   http.Get("/languages", [this](const httplib::Request&, httplib::Response& res) {
     send_json(res, 200, libretranslate_languages(backend.models()));
@@ -408,10 +445,9 @@ void Server::Impl::translate_libretranslate(const httplib::Request& req, const s
     r.key.model = model.name;
     r.key.nbest = lt.alternatives + 1;
     r.key.beam = std::max(defaults.beam, r.key.nbest);
-    r.key.markup = lt.html;
     backend.check(r);
     request_sentences = r.sentences.size();
-    const auto results = batcher.submit(r.key, r.sentences).get();
+    const auto results = lt.html ? translate_html(r.key, r.sentences) : batcher.submit(r.key, r.sentences).get();
     send_json(res, 200, libretranslate_response(lt, results, model.source_language));
   } catch (const ApiError& e) {
     send_json(res, e.status(), libretranslate_error(e.what()));
