@@ -187,20 +187,19 @@ void translate_html(const decode::TranslateIoOptions& io, const DecodeArgs& a) {
   set_threads(a.runtime.threads);
   decode::TranslationService service(a.model_dirs, a.runtime);
   doc::split_markup_sentences(plan, service.sentence_splitter());
-  std::vector<decode::TranslationRequest> plain, marked;
-  for (const auto& p : plan.pieces) (p.markup ? marked : plain).push_back({p.text, {}, {}});
-  decode::ResultOptions split, markup;
-  split.split_sentences = true;
-  markup.markup = true;
   decode::TranslateStats stats;
-  const auto plain_out = service.translate(plain, a.search, split, &stats);
-  const auto marked_out = service.translate(marked, a.search, markup, &stats);
-  std::vector<std::string> translations;
-  size_t next_plain = 0, next_marked = 0;
-  for (const auto& p : plan.pieces)
-    translations.push_back((p.markup ? marked_out[next_marked++] : plain_out[next_plain++]).front().text);
+  const auto translations = doc::translate_pieces({plan}, [&](const std::vector<std::string>& texts, bool markup) {
+    std::vector<decode::TranslationRequest> requests;
+    for (const auto& t : texts) requests.push_back({t, {}, {}});
+    decode::ResultOptions fields;
+    fields.split_sentences = !markup;  // markup pieces are already one sentence each
+    fields.markup = markup;
+    std::vector<std::string> out;
+    for (auto& n : service.translate(requests, a.search, fields, &stats)) out.push_back(std::move(n.front().text));
+    return out;
+  });
   OutputFile out(io.output.empty() ? "-" : io.output);
-  out.write(doc::apply_translations(plan, translations));
+  out.write(doc::apply_translations(plan, translations.front()));
   out.commit();
   warn_truncated(stats, a.runtime.quiet);
 }

@@ -274,6 +274,21 @@ void split_markup_sentences(HtmlPlan& plan, const text::SentenceSplitter& splitt
   plan.pieces = std::move(out);
 }
 
+std::vector<std::vector<std::string>> translate_pieces(const std::vector<HtmlPlan>& plans,
+                                                       const TranslatePieces& translate) {
+  std::vector<std::string> texts[2];  // plain, markup
+  for (const auto& plan : plans)
+    for (const auto& piece : plan.pieces) texts[piece.markup].push_back(piece.text);
+  const std::vector<std::string> translated[2] = {translate(texts[0], false), translate(texts[1], true)};
+  size_t next[2] = {0, 0};
+  std::vector<std::vector<std::string>> out;
+  for (const auto& plan : plans) {
+    out.emplace_back();
+    for (const auto& piece : plan.pieces) out.back().push_back(translated[piece.markup].at(next[piece.markup]++));
+  }
+  return out;
+}
+
 std::string apply_translations(const HtmlPlan& plan, const std::vector<std::string>& translations) {
   if (translations.size() != plan.pieces.size())
     throw RuntimeError("HTML document: a translation count that does not match the pieces (a bug)");

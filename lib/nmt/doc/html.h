@@ -4,6 +4,7 @@
 // libgumbo-dev: Google's implementation of the HTML5 parsing algorithm, as browsers parse,
 // tag soup included), not by hand. Torch-free: the translation service translates the pieces.
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -50,5 +51,13 @@ void split_markup_sentences(HtmlPlan& plan, const text::SentenceSplitter& splitt
 // text and attribute values escaped (&, <, >, and " in attributes), markup translations as
 // they are (text/markup.h escapes them).
 std::string apply_translations(const HtmlPlan& plan, const std::vector<std::string>& translations);
+
+// Translates `texts`, markup ones (inline tags kept) or plain ones; one translation per text.
+using TranslatePieces = std::function<std::vector<std::string>(const std::vector<std::string>& texts, bool markup)>;
+
+// The translation of each of the plans' pieces, in the plans' order: all their plain pieces in
+// one call and all their markup pieces in another, so that each is translated in full batches.
+std::vector<std::vector<std::string>> translate_pieces(const std::vector<HtmlPlan>& plans,
+                                                       const TranslatePieces& translate);
 
 }  // namespace nmt::doc

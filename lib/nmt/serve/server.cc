@@ -386,7 +386,6 @@ void Server::Impl::stream_translation(const TranslateRequest& r, httplib::Respon
 // was. One Nbest of one result per text.
 std::vector<Nbest> Server::Impl::translate_html(const DecodeKey& key, const std::vector<Sentence>& pages) {
   std::vector<doc::HtmlPlan> plans;
-  std::vector<Sentence> plain, marked;
   for (size_t i = 0; i < pages.size(); ++i) {
     try {
       plans.push_back(doc::plan_html(pages[i].text));
@@ -394,23 +393,19 @@ std::vector<Nbest> Server::Impl::translate_html(const DecodeKey& key, const std:
       throw ApiError(400, pages.size() > 1 ? fmt::format("q[{}]: {}", i, e.what()) : std::string(e.what()));
     }
     doc::split_markup_sentences(plans.back(), splitter_of(key.model));
-    for (const auto& piece : plans.back().pieces) (piece.markup ? marked : plain).emplace_back(piece.text);
   }
-  DecodeKey markup_key = key;
-  markup_key.markup = true;
-  auto plain_future = batcher.submit(key, plain);
-  const auto marked_out = batcher.submit(markup_key, marked).get();
-  const auto plain_out = plain_future.get();
+  const auto translations = doc::translate_pieces(plans, [&](const std::vector<std::string>& texts, bool markup) {
+    DecodeKey piece_key = key;
+    piece_key.markup = markup;
+    std::vector<std::string> out;
+    for (const auto& n : batcher.submit(piece_key, std::vector<Sentence>(texts.begin(), texts.end())).get())
+      out.push_back(n.empty() ? std::string() : n.front().text);
+    return out;
+  });
   std::vector<Nbest> out;
-  size_t next_plain = 0, next_marked = 0;
-  for (const auto& plan : plans) {
-    std::vector<std::string> translations;
-    for (const auto& piece : plan.pieces) {
-      const Nbest& n = piece.markup ? marked_out[next_marked++] : plain_out[next_plain++];
-      translations.push_back(n.empty() ? std::string() : n.front().text);
-    }
+  for (size_t i = 0; i < plans.size(); ++i) {
     TranslationResult page;
-    page.text = doc::apply_translations(plan, translations);
+    page.text = doc::apply_translations(plans[i], translations[i]);
     out.push_back({page});
   }
   return out;
