@@ -8,7 +8,7 @@
 #include "commands.h"
 #include "option_binder.h"
 #include "nmt/data/corpus.h"
-#include "nmt/decode/translator.h"
+#include "nmt/decode/torch_decoder.h"
 #include "nmt/metrics/bleu.h"
 #include "nmt/models/architecture.h"
 #include "nmt/tensor/threads.h"
@@ -74,11 +74,13 @@ viz::RunSummary summarize_run(const std::string& dir, const viz::RunMetrics& cur
   run.parameters = models::count_parameters(*loaded.model);
   viz::summarize_metrics(curves.train, curves.valid, run);
   run.evals = viz::read_eval_results(dir);
-  decode::Translator translator(std::move(loaded));
+  std::vector<models::LoadedModel> one;
+  one.push_back(std::move(loaded));
+  decode::Translator translator = decode::make_torch_translator(std::move(one));
   decode::DecodeOptions d;
   d.record_attention = true;
   std::vector<decode::Hypothesis> hyps;
-  const auto outs = translator.translate(report.example_sources, d, nullptr, &hyps);
+  const auto outs = translator.translate_greedy(report.example_sources, d, nullptr, &hyps);
   for (size_t i = 0; i < outs.size(); ++i) {
     const std::string& reference = report.example_references[i];
     run.examples.push_back({outs[i], metrics::sentence_bleu(outs[i], {reference}).score});

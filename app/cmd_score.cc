@@ -20,7 +20,7 @@ namespace {
 struct ScoreFlags {
   explicit ScoreFlags(CLI::App* cmd)
       : decode(cmd, OptionUse{{"batch_size"}, {}, {{"batch_size", "Sentence pairs per batch"}}},
-               OptionUse{{"threads", "device", "quiet"}, {}, {{"quiet", "No warnings on stderr (errors still shown)"}}}),
+               OptionUse{{"threads", "device", "engine", "quiet"}, {}, {{"quiet", "No warnings on stderr (errors still shown)"}}}),
         io(cmd, decode::score_io_option_specs()) {}
   DecodeFlags decode;
   OptionBinder<decode::ScoreIoOptions> io;

@@ -12,11 +12,9 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
-#include <torch/version.h>
 
 #include "commands.h"
 #include "option_binder.h"
-#include "nmt/decode/strategy.h"
 #include "nmt/decode/service.h"
 #include "nmt/serve/api.h"
 #include "nmt/serve/options.h"
@@ -158,7 +156,7 @@ class TranslatorBackend : public serve::Backend {
       ServedModel& served = models_.at(info.name);
       served.service = std::make_unique<decode::TranslationService>(std::vector<std::string>{served.dir}, a.runtime);
       served.service->translate({{"Warm-up.", {}, {}}}, decode::SearchOptions{});  // the first decode allocates; not a client's
-      const models::LoadedModel& loaded = served.service->members().front();
+      const models::ModelInfo& loaded = served.service->members().front();
       info.type = loaded.model_config.type;
       info.weights = loaded.quantization.empty() ? std::string("fp32") : loaded.quantization;
       info.source_language = served.service->source_language();
@@ -184,7 +182,7 @@ void run_server(const ServeArgs& a) {
   settings.api_key = read_api_key(a);
   settings.default_beam = static_cast<int>(a.search.beam);
   settings.search = a.search;
-  settings.version = fmt::format("nmt {} (LibTorch {})", kVersion, TORCH_VERSION);
+  settings.version = fmt::format("nmt {} ({})", kVersion, decode::decoder_library());
   settings.quiet = a.runtime.quiet;
   set_threads(a.runtime.threads);
   TranslatorBackend backend(a);

@@ -17,11 +17,12 @@
 #include "decode_flags.h"
 #include "interactive.h"
 #include "nmt/decode/command_options.h"
+#include "nmt/decode/documents.h"
 #include "nmt/doc/html.h"
 #include "nmt/decode/request_reader.h"
 #include "nmt/decode/result_writer.h"
 #include "nmt/decode/service.h"
-#include "nmt/decode/strategy.h"
+#include "nmt/decode/decode_options.h"
 #include "nmt/tensor/threads.h"
 #include "nmt/text/markup.h"
 #include "nmt/util/error.h"
@@ -186,20 +187,10 @@ void translate_html(const decode::TranslateIoOptions& io, const DecodeArgs& a) {
                  plan.too_deep, doc::kMaxHtmlDepth);
   set_threads(a.runtime.threads);
   decode::TranslationService service(a.model_dirs, a.runtime);
-  doc::split_markup_sentences(plan, service.sentence_splitter());
   decode::TranslateStats stats;
-  const auto translations = doc::translate_pieces({plan}, [&](const std::vector<std::string>& texts, bool markup) {
-    std::vector<decode::TranslationRequest> requests;
-    for (const auto& t : texts) requests.push_back({t, {}, {}});
-    decode::ResultOptions fields;
-    fields.split_sentences = !markup;  // markup pieces are already one sentence each
-    fields.markup = markup;
-    std::vector<std::string> out;
-    for (auto& n : service.translate(requests, a.search, fields, &stats)) out.push_back(std::move(n.front().text));
-    return out;
-  });
+  const std::string page = decode::translate_html_page(service, std::move(plan), a.search, &stats);
   OutputFile out(io.output.empty() ? "-" : io.output);
-  out.write(doc::apply_translations(plan, translations.front()));
+  out.write(page);
   out.commit();
   warn_truncated(stats, a.runtime.quiet);
 }
@@ -212,7 +203,7 @@ void run_translate(const TranslateFlags& flags) {
   const decode::RequestReader reader(io.request_files());
   size_t first_bad = 0;  // 1-based line number of the first invalid UTF-8 line of --input, 0 if none
   const std::vector<std::string> input_lines = io.input.empty() ? std::vector<std::string>{} : read_input(io, reader, first_bad);
-  decode::make_search_strategy(a.search, reader.has_positive_constraints());  // refuses sampling with constraints
+  decode::search_kind(a.search, reader.has_positive_constraints());  // refuses sampling with constraints
   set_threads(a.runtime.threads);
   decode::TranslationService service(a.model_dirs, a.runtime);
   reader.check_phrases([&](const text::PhraseConstraints& c) { service.check_phrases(c); });

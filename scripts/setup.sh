@@ -9,9 +9,12 @@
 #                        when configured with the same NMT_LIBTORCH=wheel (see CMakeLists.txt).
 #                        pip is that of nmt's own venv (~/.cache/nmt/venv): no Python package
 #                        of the user's, and no LibTorch outside ~/.cache/nmt, is replaced.
-#   NMT_LIBTORCH=none    no LibTorch: only what the scorer-only build (`nmt bleu`, the torch-free
-#                        tests) and the Python module nmt_score need; no SentencePiece, protobuf,
-#                        Chromium... (cmake -S . -B build-scorer -DNMT_LIBTORCH=none).
+#   NMT_LIBTORCH=none    no LibTorch: what the build without it needs (`nmt translate`, `eval`,
+#                        `serve` and `bleu` on nmt's CPU engine, the torch-free tests): SentencePiece,
+#                        ICU, Gumbo, oneDNN, cpp-httplib; no protobuf, Chromium...
+#                        (cmake -S . -B build-none -DNMT_LIBTORCH=none). With NMT_SCORER_ONLY=1,
+#                        only what the scorer-only build (`nmt bleu`) and the Python module
+#                        nmt_score need (cmake ... -DNMT_LIBTORCH=none -DNMT_SCORER_ONLY=ON).
 # Either way the other Debian packages below are installed (apt-get, as root or through sudo;
 # what is missing is named before it is installed). Debian 12 only: elsewhere it stops at once. NMT_SETUP_BENCH=1 adds what
 # scripts/bench/bench.sh needs: Python PyTorch of the same LibTorch (python3-torch for Debian's, the
@@ -58,13 +61,18 @@ if [[ "$os_id" != "debian 12" && "${NMT_SETUP_ANY_OS:-0}" != 1 ]]; then
   die "this is '$os_id'; set-up supports Debian 12 (bookworm) only: install the packages named in scripts/setup.sh by hand, or set NMT_SETUP_ANY_OS=1 to try anyway"
 fi
 
-# The scorer alone (NMT_LIBTORCH=none): nmt_score, `nmt bleu`, nmt_core and its tests, the
-# Python module (python3-dev for its headers, python3-venv for pip in nmt's own venv).
+# The scorer alone (NMT_LIBTORCH=none NMT_SCORER_ONLY=1): nmt_score, `nmt bleu` and its tests,
+# the Python module (python3-dev for its headers, python3-venv for pip in nmt's own venv).
 scorer_packages=(
   g++ cmake pkg-config make
   libcli11-dev libfmt-dev nlohmann-json3-dev
   libgtest-dev libpugixml-dev  # the torch-free tests
   python3 python3-dev python3-venv
+)
+# The build without LibTorch (NMT_LIBTORCH=none): the scorer's, and what translates on the engine.
+engine_packages=(
+  "${scorer_packages[@]}"
+  libsentencepiece-dev libicu-dev libgumbo-dev libcpp-httplib-dev libdnnl-dev
 )
 packages=(
   g++ cmake pkg-config make
@@ -87,7 +95,10 @@ packages=(
   python3                 # tests: the docs checks (scripts/checks/*.py)
   curl ca-certificates    # scripts/get-data.sh downloads Multi30k and Tatoeba
 )
-[[ "$LIBTORCH" == none ]] && packages=("${scorer_packages[@]}")
+if [[ "$LIBTORCH" == none ]]; then
+  packages=("${engine_packages[@]}")
+  [[ "${NMT_SCORER_ONLY:-0}" == 1 ]] && packages=("${scorer_packages[@]}")
+fi
 [[ "$LIBTORCH" == debian ]] && packages+=(libtorch-dev)  # LibTorch 1.13 (CPU): tensors and autograd
 [[ "$LIBTORCH" == wheel ]] && packages+=(python3-venv)   # pip, in nmt's own venv, fetches the wheel
 if [[ "${NMT_SETUP_BENCH:-0}" == 1 ]]; then

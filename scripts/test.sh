@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The whole test suite from a fresh clone: dependencies, build, ctest, once for each LibTorch.
-#   NMT_LIBTORCH=none|debian|wheel   test that build only (default: all three, the scorer-only
-#                               build first: nmt_core, `nmt bleu` and their tests, then
+#   NMT_LIBTORCH="scorer none debian wheel"   test those builds only (default: all four: the
+#                               scorer-only build first, `nmt bleu` and its tests, then
 #                               sacreBLEU's own test suite against the Python module,
-#                               scripts/ci/sacrebleu-suite.sh)
+#                               scripts/ci/sacrebleu-suite.sh; then the build without LibTorch,
+#                               which translates on the CPU engine; then the two LibTorch builds)
 #   NMT_BUILD_DIR               build folder (default: build for Debian's, the folder the other
-#                               scripts use, build-wheel for the wheel's, build-scorer for none)
+#                               scripts use, build-wheel for the wheel's, build-none for none,
+#                               build-scorer for the scorer)
 #   NMT_JOBS                    parallel compile and test jobs (default 2)
 #   NMT_SETUP_REFERENCE         0: the wheel's build without the Python references (transformers,
 #                               CTranslate2) of the equivalence tests, which then skip (default 1)
@@ -14,7 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${NMT_JOBS:-2}
-read -r -a variants <<< "${NMT_LIBTORCH:-none debian wheel}"
+read -r -a variants <<< "${NMT_LIBTORCH:-scorer none debian wheel}"
 passed=0 failed=0 summary=()
 phase_start=$SECONDS
 # Each phase's time, printed as it ends and again at the close (CI's record of where time goes).
@@ -33,23 +35,30 @@ for variant in "${variants[@]}"; do
   # CTranslate2), which then must run: NMT_REQUIRE_REFERENCE=1 turns their "skipped" into a failure.
   reference=0
   [[ $variant == wheel ]] && reference=${NMT_SETUP_REFERENCE:-1}
-  NMT_LIBTORCH=$variant NMT_SETUP_REFERENCE=$reference bash scripts/setup.sh
+  # "scorer" is NMT_LIBTORCH=none with the scorer alone (NMT_SCORER_ONLY).
+  libtorch=$variant scorer_only=0
+  [[ $variant == scorer ]] && libtorch=none scorer_only=1
+  NMT_LIBTORCH=$libtorch NMT_SCORER_ONLY=$scorer_only NMT_SETUP_REFERENCE=$reference bash scripts/setup.sh
   export NMT_REQUIRE_REFERENCE=$reference
   phase "setup ($variant)"
   default_build=build
   [[ $variant == wheel ]] && default_build=build-wheel
-  [[ $variant == none ]] && default_build=build-scorer
+  [[ $variant == none ]] && default_build=build-none
+  [[ $variant == scorer ]] && default_build=build-scorer
   build=${NMT_BUILD_DIR:-$default_build}
   # Warnings are errors where the build is warning-free: the scorer-only and Debian LibTorch builds
   # (C++17). The wheel's C++20 build keeps -Wall -Wextra as warnings: GCC 12 reports false
   # positives inside libstdc++'s char_traits.h there (CONTRIBUTING.md, "Code style").
   werror=-DNMT_WERROR=ON
   [[ $variant == wheel ]] && werror=-DNMT_WERROR=OFF
-  NMT_LIBTORCH=$variant cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DNMT_LIBTORCH="$variant" "$werror" ${NMT_CMAKE_ARGS:-}
+  scorer_flag=-DNMT_SCORER_ONLY=OFF
+  ((scorer_only)) && scorer_flag=-DNMT_SCORER_ONLY=ON
+  NMT_LIBTORCH=$libtorch cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DNMT_LIBTORCH="$libtorch" "$scorer_flag" \
+    "$werror" ${NMT_CMAKE_ARGS:-}
   cmake --build "$build" -j "$jobs"
   phase "build ($variant)"
   version=$("$build/nmt" --version)
-  echo "test: $version, from NMT_LIBTORCH=$variant"
+  echo "test: $version, from NMT_LIBTORCH=$libtorch (${variant})"
   log="$build/ctest.log"
   status=0
   ctest --test-dir "$build" --output-on-failure -j "$jobs" 2>&1 | tee "$log" || status=$?
@@ -60,7 +69,7 @@ for variant in "${variants[@]}"; do
   ((status == 0)) || ((f > 0)) || f=1
   passed=$((passed + p)) failed=$((failed + f))
   phase "tests ($variant)"
-  if [[ $variant == none ]]; then
+  if [[ $variant == scorer ]]; then
     # sacreBLEU 2.6.0's own test files against the Python module; its last line: "N passed, N failed".
     suite_log="$build/sacrebleu-suite.log"
     suite_status=0

@@ -1,9 +1,13 @@
-// nmt: the command users run. It scores (`nmt bleu`) itself and hands every other subcommand to
-// nmt-torch beside it (exec, same process id, arguments, standard streams and exit code).
-// Why two binaries: loading LibTorch's libraries takes ~0.4 s before main() runs (their static
-// initialisers register thousands of operators), longer than scoring a test set takes, and
-// LibTorch cannot be loaded later than start-up by a binary linked to it. This one links no
-// LibTorch and starts in a millisecond, as `git` hands `git-*` commands on.
+// nmt: the command users run. It links no LibTorch: it scores (`nmt bleu`) itself, translates
+// itself on nmt's CPU engine (`translate`, `eval`, `score` and `serve` with --engine native), and hands
+// every other command to nmt-torch beside it (exec, same process id, arguments, standard streams
+// and exit code). Why two binaries: loading LibTorch's libraries takes 0.5-1 s and 120-170 MB
+// before main() runs (their static initialisers register thousands of operators), longer than
+// scoring a test set or translating a sentence takes, and LibTorch cannot be loaded later than
+// start-up by a binary linked to it; `git` hands `git-*` commands on alike. Built without
+// LibTorch (NMT_LIBTORCH=none) there is no nmt-torch: translate, eval, score and serve run here,
+// on the engine, and the rest answer that they need LibTorch (NMT_LAUNCHER_WITHOUT_TORCH);
+// the scorer-only build runs `nmt bleu` alone (NMT_LAUNCHER_SCORER_ONLY).
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,9 +18,14 @@
 #include <algorithm>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include "../commands.h"
+#include "../config_file.h"
 #include "../run_app.h"
+#ifndef NMT_LAUNCHER_SCORER_ONLY
+#include "nmt/decode/translator.h"
+#endif
 #include "nmt/util/suggest.h"
 #include "nmt/version.h"
 
@@ -32,33 +41,42 @@ std::string full_binary_path() {
   return (slash == std::string::npos ? std::string(".") : self.substr(0, slash)) + "/nmt-torch";
 }
 
+// The full build's subcommands.
+const std::vector<std::string> kAllSubcommands = {"train",    "prepare", "translate", "eval",   "score",
+                                                  "attention", "average", "quantize",  "upgrade", "import",
+                                                  "plot",     "report",  "bench",     "serve",  "bleu"};
+
 #ifdef NMT_LAUNCHER_SCORER_ONLY
-// NMT_LIBTORCH=none: there is no nmt-torch to hand the command to.
+const std::vector<std::string> kHere = {"bleu"};
+const char* const kBuildName = "the scorer-only build (NMT_SCORER_ONLY)";
+#else
+// What runs here, on the CPU engine (with --engine native in a LibTorch build).
+const std::vector<std::string> kHere = {"translate", "eval", "score", "serve", "bleu"};
+const char* const kBuildName = "built without LibTorch (NMT_LIBTORCH=none)";
+#endif
+
+#if defined(NMT_LAUNCHER_SCORER_ONLY) || defined(NMT_LAUNCHER_WITHOUT_TORCH)
+// No nmt-torch to hand the command to: --version, --help, and a subcommand needing LibTorch.
 int refuse_without_libtorch(int argc, char** argv) {
   const std::string what = argc >= 2 ? argv[1] : "";
-  if (what == "--version") {
-    std::printf("nmt %s (scorer only, NMT_LIBTORCH=none: no LibTorch)\n", nmt::kVersion);
-    return 0;
-  }
+  std::string here;
+  for (const auto& c : kHere) here += (here.empty() ? "" : ", ") + c;
   if (what.empty() || what == "-h" || what == "--help") {
-    std::printf("nmt %s, scorer-only build (NMT_LIBTORCH=none)\nUsage: nmt bleu [OPTIONS] ...\n"
-                "Subcommands:\n  bleu  sacreBLEU 2.6.0's BLEU, chrF and TER (nmt bleu --help)\n",
-                nmt::kVersion);
+    std::printf("nmt %s, %s\nUsage: nmt SUBCOMMAND [OPTIONS] ... (nmt SUBCOMMAND --help)\nSubcommands: %s\n",
+                nmt::kVersion, kBuildName, here.c_str());
     return what.empty() ? 2 : 0;
   }
-  // The full build's subcommands: a misspelt one is named as such, not as one needing LibTorch.
-  const std::vector<std::string> full = {"train", "prepare", "translate", "eval", "score", "attention", "average",
-                                         "quantize", "upgrade", "import", "plot", "report", "bench", "serve", "bleu"};
-  if (std::find(full.begin(), full.end(), what) == full.end()) {
-    const std::string near = nmt::nearest_name(what, full);
+  // A misspelt subcommand is named as such, not as one needing LibTorch.
+  if (std::find(kAllSubcommands.begin(), kAllSubcommands.end(), what) == kAllSubcommands.end()) {
+    const std::string near = nmt::nearest_name(what, kAllSubcommands);
     std::fprintf(stderr, "nmt: error: unknown subcommand '%s'%s (nmt --help lists them)\n", what.c_str(),
                  near.empty() ? "" : ("; did you mean '" + near + "'?").c_str());
     return 2;
   }
   std::fprintf(stderr,
-               "nmt: error: '%s' needs LibTorch, and this nmt is the scorer-only build (NMT_LIBTORCH=none): "
-               "only `nmt bleu` works; build with NMT_LIBTORCH=debian or wheel for the rest\n",
-               what.c_str());
+               "nmt: error: '%s' needs LibTorch, and this nmt is %s, which runs %s; build with "
+               "NMT_LIBTORCH=debian or wheel for the rest\n",
+               what.c_str(), kBuildName, here.c_str());
   return 2;
 }
 #endif
@@ -70,23 +88,62 @@ int run_full_binary(char** argv) {
   return 1;
 }
 
-int run_bleu(int argc, char** argv) {
-  CLI::App app{"nmt: neural machine translation (Transformer and GRU+attention) on LibTorch"};
+// The subcommands of kHere, run in this process.
+int run_here(int argc, char** argv) {
+  CLI::App app{"nmt: neural machine translation (Transformer and GRU+attention)"};
   app.name("nmt");
   app.require_subcommand(1, 1);
+  app.set_config("--config", "", "Read options from a TOML file ([translate], [serve], ... sections)");
+  app.config_formatter(std::make_shared<nmt::cli::CheckedTomlConfig>());
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.allow_config_extras(CLI::config_extras_mode::error);
+#ifndef NMT_LAUNCHER_SCORER_ONLY
+  app.set_version_flag("--version", fmt::format("nmt {} ({}, fmt {}.{}.{}, C++{})", nmt::kVersion,
+                                                nmt::decode::decoder_library(), FMT_VERSION / 10000,
+                                                FMT_VERSION / 100 % 100, FMT_VERSION % 100, __cplusplus / 100 % 100));
+  nmt::cli::add_translate_command(app);
+  nmt::cli::add_eval_command(app);
+  nmt::cli::add_score_command(app);
+  nmt::cli::add_serve_command(app);
+#endif
   nmt::cli::add_bleu_command(app);
   return nmt::cli::run_app(app, argc, argv);
 }
 
+#ifndef NMT_LAUNCHER_SCORER_ONLY
+// `--engine native` (or --engine=native) among the arguments: the command runs on the CPU engine
+// alone, so LibTorch need not be loaded. A value from a --config file goes to nmt-torch, which
+// reads it to the same effect.
+bool asks_for_native_engine(int argc, char** argv) {
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--") return false;
+    if (arg == "--engine=native" || (arg == "--engine" && i + 1 < argc && std::strcmp(argv[i + 1], "native") == 0))
+      return true;
+  }
+  return false;
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc >= 2 && std::strcmp(argv[1], "bleu") == 0) return run_bleu(argc, argv);
-#ifdef NMT_LAUNCHER_SCORER_ONLY
+  const std::string what = argc >= 2 ? argv[1] : "";
+  const bool here = std::find(kHere.begin(), kHere.end(), what) != kHere.end();
+#if defined(NMT_LAUNCHER_SCORER_ONLY) || defined(NMT_LAUNCHER_WITHOUT_TORCH)
   (void)run_full_binary;
+  if (here) return run_here(argc, argv);
+  if (what == "--version") {
+#ifdef NMT_LAUNCHER_SCORER_ONLY
+    std::printf("nmt %s (scorer only, NMT_SCORER_ONLY: no LibTorch)\n", nmt::kVersion);
+    return 0;
+#else
+    return run_here(argc, argv);
+#endif
+  }
   return refuse_without_libtorch(argc, argv);
 #else
+  if (what == "bleu" || (here && asks_for_native_engine(argc, argv))) return run_here(argc, argv);
   return run_full_binary(argv);
 #endif
 }

@@ -7,7 +7,7 @@
 # module tests (tests/python), and ends with one line for sacreBLEU's files:
 #   N passed, N failed
 # Python: nmt's own venv (~/.cache/nmt/venv, as scripts/setup.sh makes it); needs
-# NMT_LIBTORCH=none bash scripts/setup.sh (compiler, CMake, fmt, JSON, CLI11, python3-venv).
+# NMT_LIBTORCH=none NMT_SCORER_ONLY=1 bash scripts/setup.sh (compiler, CMake, fmt, JSON, CLI11, python3-venv).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -36,9 +36,10 @@ pip download --no-deps --no-binary :all: -d "$work" "sacrebleu==$SACREBLEU_VERSI
 tar -xzf "$work"/sacrebleu-$SACREBLEU_VERSION.tar.gz -C "$work"
 suite=$work/sacrebleu-$SACREBLEU_VERSION
 start=$SECONDS
-say "pip install . (nmt_score, from the torch-free core)"
+say "pip install . (nmt_score, from the torch-free core; the scorer alone: NMT_SCORER_ONLY)"
 # Make, not Ninja: set-up installs no Ninja, and scikit-build-core would fetch one from PyPI.
-CMAKE_GENERATOR="Unix Makefiles" pip install --no-build-isolation "$root" > "$work/pip-install.log" 2>&1 ||
+CMAKE_GENERATOR="Unix Makefiles" pip install --no-build-isolation -C cmake.define.NMT_SCORER_ONLY=ON "$root" \
+  > "$work/pip-install.log" 2>&1 ||
   { tail -n 30 "$work/pip-install.log" >&2; die "pip install . failed (its log above)"; }
 say "built and installed in $((SECONDS - start)) s"
 

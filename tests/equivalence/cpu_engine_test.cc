@@ -16,9 +16,10 @@
 #include <fmt/ranges.h>
 
 #include "nmt/decode/beam.h"
-#include "nmt/decode/cpu_engine.h"
+#include "nmt/decode/cpu_engine_modules.h"
 #include "nmt/decode/greedy.h"
 #include "nmt/decode/search.h"
+#include "nmt/decode/strategy.h"
 #include "nmt/models/gru_config.h"
 #include "nmt/models/model.h"
 #include "nmt/models/quantize.h"
@@ -188,8 +189,7 @@ void expect_same(const std::vector<decode::SearchResult>& torch_results,
 
 struct Case {
   std::string name;
-  decode::DecodeOptions options;
-  std::unique_ptr<decode::SearchStrategy> strategy;
+  decode::DecodeOptions options;  // the search as options.search says (make_search_strategy)
 };
 
 std::vector<Case> cases() {
@@ -200,31 +200,28 @@ std::vector<Case> cases() {
   };
   decode::DecodeOptions base;
   base.return_token_log_probs = true;
-  decode::BeamOptions beam5;
-  beam5.beam = 5;
-  beam5.nbest = 3;
-  decode::BeamOptions shrink = beam5;
-  shrink.shrink = true;
-  shrink.length_penalty = decode::LengthPenalty::kAverage;
-  out.push_back({"greedy", base, std::make_unique<decode::GreedySearch>()});
+  decode::DecodeOptions beam5 = with(base, [](auto& d) {
+    d.search.beam = 5;
+    d.search.nbest = 3;
+  });
+  out.push_back({"greedy", base});
   out.push_back({"greedy, no-repeat 2, attention", with(base, [](auto& d) {
                    d.search.no_repeat_ngram = 2;
                    d.record_attention = true;
-                 }),
-                 std::make_unique<decode::GreedySearch>()});
-  out.push_back({"beam 5 nbest 3", base, std::make_unique<decode::BeamSearch>(beam5)});
-  out.push_back({"beam 5 shrinking, average penalty, attention of layer 0 head 1", with(base, [](auto& d) {
+                 })});
+  out.push_back({"beam 5 nbest 3", beam5});
+  out.push_back({"beam 5 shrinking, average penalty, attention of layer 0 head 1", with(beam5, [](auto& d) {
+                   d.search.shrink = true;
+                   d.search.length_penalty = decode::LengthPenalty::kAverage;
                    d.record_attention = true;
                    d.alignment.layer = 0;
                    d.alignment.head = 1;
-                 }),
-                 std::make_unique<decode::BeamSearch>(shrink)});
-  out.push_back({"beam 5, batches of 3, short limit", with(base, [](auto& d) {
+                 })});
+  out.push_back({"beam 5, batches of 3, short limit", with(beam5, [](auto& d) {
                    d.search.batch_size = 3;
                    d.search.max_len_a = 0.5;
                    d.search.max_len_b = 2;
-                 }),
-                 std::make_unique<decode::BeamSearch>(beam5)});
+                 })});
   return out;
 }
 
@@ -246,11 +243,12 @@ void compare_on(decode::DecodingModel& model, const engine::Engine& engine, cons
   const auto prefixes = prefixes_for(sources.size());
   const auto avoided = avoided_for(sources.size());
   for (const auto& c : cases()) {
-    decode::DecodeOptions d = c.options;
-    expect_same(decode::search(model, sources, d, *c.strategy), decode::engine_search(engine, sources, d, *c.strategy, nullptr, nullptr),
+    const decode::DecodeOptions& d = c.options;
+    const auto strategy = decode::make_search_strategy(d.search);
+    expect_same(decode::search(model, sources, d, *strategy), decode::engine_search(engine, sources, d, nullptr, nullptr),
                 name + ", " + c.name, tol);
-    expect_same(decode::search(model, sources, d, *c.strategy, &prefixes, &avoided),
-                decode::engine_search(engine, sources, d, *c.strategy, &prefixes, &avoided),
+    expect_same(decode::search(model, sources, d, *strategy, &prefixes, &avoided),
+                decode::engine_search(engine, sources, d, &prefixes, &avoided),
                 name + ", " + c.name + ", prefixes and avoided phrases", tol);
   }
 }

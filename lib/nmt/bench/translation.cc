@@ -109,9 +109,9 @@ nlohmann::json measure_translation(const TranslateBenchOptions& bench, const Run
     write_id_lines(bench.dump_hyp_ids, t.hyps, [](const decode::TranslationResult& h) { return h.token_ids; });
   const double output_flops = output_matmul_flops(service, lines, t.hyps);
   const double secs = t.seconds;
-  const models::LoadedModel& loaded = service.members().front();
+  const models::ModelInfo& loaded = service.members().front();
   const std::string weights = loaded.quantization.empty() ? "fp32" : loaded.quantization;
-  const bool native = service.translator().has_engine();
+  const bool native = service.translator().uses_cpu_engine();
   return {{"impl", "nmt"}, {"model", loaded.model_config.type}, {"weights", weights},
           {"engine", native ? "native" : "torch"},
           {"gemm_library", native ? nlohmann::json(engine::gemm_library()) : nlohmann::json()},

@@ -1,61 +1,17 @@
 #include "nmt/decode/cpu_engine.h"
 
 #include <filesystem>
-#include <map>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
-#include "nmt/decode/beam.h"
-#include "nmt/decode/greedy.h"
-#include "nmt/engine/gru.h"
 #include "nmt/engine/safetensors_weights.h"
-#include "nmt/models/weights_file.h"
-#include "nmt/engine/transformer.h"
 #include "nmt/models/gru_config.h"
-#include "nmt/models/quantizable_linear.h"
 #include "nmt/models/transformer_config.h"
-#include "nmt/tensor/threads.h"
 #include "nmt/util/error.h"
+#include "nmt/tensor/threads.h"
 
 namespace nmt::decode {
 namespace {
-
-// A LibTorch module's parameters (and int8 weights) as the engine reads them.
-class ModuleWeights final : public engine::WeightSource {
- public:
-  explicit ModuleWeights(torch::nn::Module& module) {
-    for (const auto& p : module.named_parameters()) tensors_.emplace(p.key(), p.value().detach().to(torch::kCPU).contiguous());
-    for (const auto& m : module.named_modules()) {
-      auto* linear = dynamic_cast<models::QuantizableLinearImpl*>(m.value().get());
-      if (linear && linear->quantized()) int8_.emplace(m.key() + ".weight", linear->quantized_weight());
-    }
-  }
-  const float* f32(const std::string& name, const std::vector<int64_t>& shape) const override {
-    const auto found = tensors_.find(name);
-    if (found == tensors_.end()) throw RuntimeError(fmt::format("{}: no tensor '{}'", description(), name));
-    const torch::Tensor& t = found->second;
-    if (t.sizes().vec() != shape || t.scalar_type() != torch::kFloat)
-      throw RuntimeError(fmt::format("{}: tensor '{}' has shape [{}], expected [{}] float32", description(), name,
-                                     fmt::join(t.sizes().vec(), ", "), fmt::join(shape, ", ")));
-    return t.data_ptr<float>();
-  }
-  bool contains(const std::string& name) const override { return tensors_.count(name) > 0; }
-  bool int8(const std::string& name, int64_t out, int64_t in, quant::QuantizedWeight& weight) const override {
-    const auto found = int8_.find(name);
-    if (found == int8_.end()) return false;
-    if (found->second->out_features != out || found->second->in_features != in)
-      throw RuntimeError(fmt::format("{}: int8 tensor '{}' is [{}, {}], expected [{}, {}]", description(), name,
-                                     found->second->out_features, found->second->in_features, out, in));
-    weight = *found->second;
-    return true;
-  }
-  std::string description() const override { return "the loaded model"; }
-
- private:
-  std::map<std::string, torch::Tensor> tensors_;
-  std::map<std::string, const quant::QuantizedWeight*> int8_;
-};
 
 engine::Activation activation_of(const std::string& name) {
   if (name == "relu") return engine::Activation::kRelu;
@@ -103,41 +59,18 @@ engine::GruSpec gru_spec(const models::ModelConfig& c) {
   return s;
 }
 
-std::string engine_cannot_decode(const std::vector<models::LoadedModel>& models) {
-  for (const auto& m : models) {
-    if (m.model_config.type == "gru") continue;
-    if (m.model_config.type != "transformer")
-      return fmt::format("the CPU engine does not decode {} models yet", m.model_config.type);
-    const std::string& a = m.model_config.get<models::TransformerConfig>().activation;
-    if (a != "relu" && a != "swish" && a != "gelu") return fmt::format("the CPU engine has no activation '{}'", a);
-  }
+std::string engine_cannot_decode(const models::ModelConfig& config) {
+  if (config.type == "gru") return "";
+  if (config.type != "transformer") return fmt::format("the CPU engine does not decode {} models yet", config.type);
+  const std::string& a = config.get<models::TransformerConfig>().activation;
+  if (a != "relu" && a != "swish" && a != "gelu") return fmt::format("the CPU engine has no activation '{}'", a);
   return "";
 }
 
-std::string engine_cannot_search(const SearchStrategy& strategy, bool any_positive_constraints) {
+std::string engine_cannot_search(SearchKind kind, bool any_positive_constraints) {
   if (any_positive_constraints) return "the CPU engine does not search for phrases to include yet";
-  if (dynamic_cast<const BeamSearch*>(&strategy) || dynamic_cast<const GreedySearch*>(&strategy)) return "";
-  return "the CPU engine runs greedy and beam search only (not sampling or forced scoring) for now";
-}
-
-std::shared_ptr<const engine::Engine> make_cpu_engine(const std::vector<models::LoadedModel>& models) {
-  const std::string why = engine_cannot_decode(models);
-  if (!why.empty()) throw UsageError(why);
-  std::vector<std::shared_ptr<const engine::Model>> members;
-  for (const auto& m : models) {
-    const bool int8 = m.quantization == "int8";
-    const std::string file = m.dir.empty() ? "" : (std::filesystem::path(m.dir) / models::kSafetensorsFile).string();
-    if (!file.empty() && std::filesystem::exists(file)) members.push_back(cpu_engine_model(file, m.model_config, int8));
-    else members.push_back(cpu_engine_model(*m.model, int8));  // a directory of format 1: model.pt alone
-  }
-  return std::make_shared<const engine::Engine>(std::move(members));
-}
-
-std::shared_ptr<const engine::Model> cpu_engine_model(models::Seq2SeqModelImpl& model, bool int8) {
-  torch::NoGradGuard no_grad;
-  const ModuleWeights weights(model);
-  if (model.config().type == "gru") return std::make_shared<const engine::GruBahdanau>(gru_spec(model.config()), weights, int8);
-  return std::make_shared<const engine::Transformer>(transformer_spec(model.config()), weights, int8);
+  if (kind == SearchKind::kSampling) return "the CPU engine runs greedy and beam search only (not sampling) for now";
+  return "";
 }
 
 std::shared_ptr<const engine::Model> cpu_engine_model(const std::string& safetensors_file,
@@ -149,16 +82,10 @@ std::shared_ptr<const engine::Model> cpu_engine_model(const std::string& safeten
   return std::make_shared<const engine::Transformer>(transformer_spec(config), weights, int8);
 }
 
-std::vector<SearchResult> engine_search(const engine::Engine& engine, const std::vector<text::TokenIds>& sources,
-                                        const DecodeOptions& options, const SearchStrategy& strategy,
-                                        const std::vector<text::TokenIds>* prefixes,
-                                        const std::vector<text::LineConstraints>* constraints) {
-  strategy.validate();
+namespace {
+// The engine's options for a call with these decoding options.
+engine::EngineDecodeOptions engine_options(const DecodeOptions& options) {
   engine::EngineDecodeOptions e;
-  if (const auto* beam = dynamic_cast<const BeamSearch*>(&strategy)) {
-    e.search.beam_search = true;
-    e.search.beam = beam->options();
-  }
   e.search.no_repeat_ngram = options.search.no_repeat_ngram;
   e.search.token_log_probs = options.return_token_log_probs;
   e.search.record_attention = options.record_attention;
@@ -171,7 +98,78 @@ std::vector<SearchResult> engine_search(const engine::Engine& engine, const std:
   e.attention_head = options.alignment.head;
   e.on_batch_done = options.on_batch_done;
   e.threads = configured_threads();
+  return e;
+}
+}  // namespace
+
+std::vector<SearchResult> engine_search(const engine::Engine& engine, const std::vector<text::TokenIds>& sources,
+                                        const DecodeOptions& options, const std::vector<text::TokenIds>* prefixes,
+                                        const std::vector<text::LineConstraints>* constraints) {
+  bool any_include = false;
+  if (constraints)
+    for (const auto& c : *constraints) any_include |= !c.include.empty();
+  const SearchKind kind = search_kind(options.search, options.constrained);
+  if (const std::string why = engine_cannot_search(kind, any_include); !why.empty()) throw UsageError(why);
+  engine::EngineDecodeOptions e = engine_options(options);
+  if (kind == SearchKind::kBeam) {
+    e.search.beam_search = true;
+    e.search.beam = beam_options(options.search);
+    if (e.search.beam.beam < 1) throw UsageError("--beam must be at least 1");
+    if (e.search.beam.nbest < 1 || e.search.beam.nbest > e.search.beam.beam)
+      throw UsageError("--nbest must be between 1 and --beam");
+  }
   return engine.search(sources, e, prefixes, constraints);
+}
+
+std::vector<SearchResult> engine_score(const engine::Engine& engine, const std::vector<text::TokenIds>& sources,
+                                       const std::vector<text::TokenIds>& targets, const DecodeOptions& options) {
+  engine::EngineDecodeOptions e = engine_options(options);
+  e.search.forced = true;
+  e.search.no_repeat_ngram = 0;
+  return engine.search(sources, e, &targets, nullptr);
+}
+
+EngineDecoder::EngineDecoder(std::shared_ptr<const engine::Engine> engine, std::string refusal)
+    : engine_(std::move(engine)), refusal_(std::move(refusal)) {}
+
+std::vector<SearchResult> EngineDecoder::search(const std::vector<text::TokenIds>& sources, const DecodeOptions& options,
+                                                const std::vector<text::TokenIds>* prefixes,
+                                                const std::vector<text::LineConstraints>* constraints) {
+  try {
+    return engine_search(*engine_, sources, options, prefixes, constraints);
+  } catch (const UsageError& e) {
+    const std::string why = e.what();
+    if (why.rfind("the CPU engine", 0) != 0) throw;
+    throw UsageError(fmt::format(fmt::runtime(refusal_), why));
+  }
+}
+
+std::vector<SearchResult> EngineDecoder::score(const std::vector<text::TokenIds>& sources,
+                                               const std::vector<text::TokenIds>& targets, const DecodeOptions& options) {
+  return engine_score(*engine_, sources, targets, options);
+}
+
+Translator load_engine_translator(const std::vector<std::string>& model_dirs, const RuntimeOptions& runtime,
+                                  const std::string& refusal) {
+  std::vector<models::ModelInfo> infos;
+  for (const auto& dir : model_dirs) infos.push_back(models::load_model_info(dir));
+  std::vector<const models::ModelInfo*> checked;
+  for (const auto& m : infos) checked.push_back(&m);
+  check_ensemble(checked);  // before an engine is built of them
+  std::vector<std::shared_ptr<const engine::Model>> members;
+  for (const auto& m : infos) {
+    const std::string& dir = m.dir;
+    if (const std::string why = engine_cannot_decode(m.model_config); !why.empty())
+      throw UsageError(fmt::format(fmt::runtime(refusal), why));
+    const std::string file = (std::filesystem::path(dir) / models::kSafetensorsFile).string();
+    if (!std::filesystem::exists(file))
+      throw RuntimeError(fmt::format("{}: does not exist: {} was written by nmt before model format 2 (model.pt alone); "
+                                     "`nmt upgrade {}` adds it once, with a LibTorch build of nmt",
+                                     file, dir, dir));
+    members.push_back(cpu_engine_model(file, m.model_config, runtime.int8 || m.quantization == "int8"));
+  }
+  auto engine = std::make_shared<const engine::Engine>(std::move(members));
+  return Translator(std::move(infos), std::make_unique<EngineDecoder>(std::move(engine), refusal));
 }
 
 }  // namespace nmt::decode

@@ -10,10 +10,6 @@ std::vector<std::vector<size_t>> length_sorted_batches(const std::vector<text::T
   return length_sorted_batches(sources, options.search.batch_size, options.max_tokens);
 }
 
-int64_t output_length_limit(int64_t source_len, int64_t prefix_len, const DecodeOptions& options, int64_t longest_output) {
-  return output_length_limit(source_len, prefix_len, options.search.max_len_a, options.search.max_len_b, longest_output);
-}
-
 std::vector<float> attention_row(const torch::Tensor& attention, int64_t row, int64_t width) {
   const float* p = attention.data_ptr<float>() + row * attention.size(1);
   return std::vector<float>(p, p + width);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "nmt/decode/batch_plan.h"
+#include "nmt/decode/decode_options.h"
 #include "nmt/decode/decoding_model.h"
 #include "nmt/decode/hypothesis.h"
 #include "nmt/decode/search_options.h"
@@ -16,21 +17,6 @@
 
 namespace nmt::decode {
 
-struct DecodeOptions {
-  // Sentences per batch (batch_size), the length limit a·src_len + b (after any prefix), and
-  // no-repeat: the search options, declared once (search_options.h). The strategy itself
-  // comes from them through make_search_strategy (strategy.h).
-  SearchOptions search;
-  int64_t max_tokens = 0;         // padded source tokens per batch, 0 = no limit
-  int64_t max_source_len = 1022;  // longer sources are truncated (counted by the caller)
-  bool record_attention = false;  // Hypothesis::attention, from every strategy
-  // Which attention is recorded: a Transformer's decoder layer and head, as fairseq's
-  // --alignment-layer/--alignment-heads (-1: the last layer, the mean of the heads).
-  models::AlignmentChoice alignment;
-  bool return_token_log_probs = false;  // Hypothesis::token_log_probs
-  // Called after each batch with the number of sentences it finished (progress displays).
-  std::function<void(size_t)> on_batch_done;
-};
 
 
 // One batch as the driver hands it to a strategy: the model's started state and, per row,
@@ -71,10 +57,6 @@ std::vector<SearchResult> search(models::Seq2SeqModelImpl& model, const std::vec
                                  const DecodeOptions& options, const SearchStrategy& strategy,
                                  const std::vector<text::TokenIds>* prefixes = nullptr,
                                  const std::vector<text::LineConstraints>* constraints = nullptr);
-
-// The most subwords an output may have (EOS not counted, a forced prefix included): a
-// source of `source_len` subwords gets prefix + max(1, a·len + b), at most `longest_output`.
-int64_t output_length_limit(int64_t source_len, int64_t prefix_len, const DecodeOptions& options, int64_t longest_output);
 
 // Orders indices by decreasing source length and cuts them into batches.
 std::vector<std::vector<size_t>> length_sorted_batches(const std::vector<text::TokenIds>& sources, const DecodeOptions& options);

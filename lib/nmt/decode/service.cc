@@ -6,7 +6,6 @@
 #include <string_view>
 
 #include "nmt/decode/paragraphs.h"
-#include "nmt/decode/strategy.h"
 #include "nmt/models/architecture.h"
 #include "nmt/quant/int8_gemm.h"
 #include "nmt/text/markup.h"
@@ -50,8 +49,7 @@ std::vector<Nbest> TranslationService::translate(const std::vector<TranslationRe
                                                  TranslateStats* stats) {
   if (!results.split_sentences || results.markup) return translate_whole(requests, search, results, stats);
   // The subwords a source may have before the translator truncates it (Translator::encode).
-  int64_t limit = DecodeOptions{}.max_source_len;
-  for (const auto& m : members()) limit = std::min<int64_t>(limit, m.model_config.max_positions - 1);
+  const int64_t limit = std::min<int64_t>(DecodeOptions{}.max_source_len, translator_.max_source_subwords());
   const size_t max_subwords = static_cast<size_t>(std::max<int64_t>(1, limit - 1));
   // A text of n bytes has at most n + 1 pieces (a leading "▁"): most are not even encoded.
   const FitsModel fits = [&](std::string_view s) {
@@ -84,8 +82,8 @@ std::vector<Nbest> TranslationService::translate_whole(const std::vector<Transla
   d.record_attention = results.attention || results.alignment || results.markup;  // words are aligned by attention
   d.alignment = results.attention_choice;
   d.on_batch_done = results.on_batch_done;
-  const auto strategy = make_search_strategy(search, results.constrained);
-  auto hypotheses = translator_.translate(sources, d, *strategy, stats, any_prefix ? &prefixes : nullptr,
+  d.constrained = results.constrained;
+  auto hypotheses = translator_.translate(sources, d, stats, any_prefix ? &prefixes : nullptr,
                                           any_constraints ? &constraints : nullptr);
   std::vector<Nbest> out(hypotheses.size());
   for (size_t i = 0; i < hypotheses.size(); ++i)
@@ -123,7 +121,7 @@ std::vector<std::string> TranslationService::translate_text(const std::vector<st
   DecodeOptions d = decode_options(search);
   d.on_batch_done = on_batch_done;
   std::vector<std::string> out;
-  for (auto& n : translator_.translate(lines, d, *make_search_strategy(search), stats)) out.push_back(std::move(n.front().text));
+  for (auto& n : translator_.translate(lines, d, stats)) out.push_back(std::move(n.front().text));
   return out;
 }
 

@@ -83,7 +83,7 @@ class TranslationService {
   // "transformer" or "ensemble of 3"; ", int8 kernel K" when a model decodes in int8, else "".
   std::string model_description() const;
   std::string int8_note() const;
-  const std::vector<models::LoadedModel>& members() const { return translator_.members(); }
+  const std::vector<models::ModelInfo>& members() const { return translator_.members(); }
   Translator& translator() { return translator_; }
 
   // The source language whose sentence rules split paragraphs (config.json's

@@ -9,17 +9,8 @@
 
 namespace nmt::decode {
 
-// Sampling when --sampling is given; greedy search for a beam of one with one hypothesis (the
-// same output as beam search, faster) unless phrases must appear in the output
-// (`positive_constraints`: only beam search can steer towards them, so a beam of one is then
-// beam search); beam search otherwise. The options must be valid (validate_search_options);
-// UsageError for sampling with positive constraints.
+// The strategy search_kind (decode_options.h) names, with the options' settings; the options
+// must be valid (validate_search_options).
 std::unique_ptr<SearchStrategy> make_search_strategy(const SearchOptions& options, bool positive_constraints = false);
-
-// Beam search's own settings out of the options.
-BeamOptions beam_options(const SearchOptions& options);
-
-// The batch size and the output length limit as decoding options.
-DecodeOptions decode_options(const SearchOptions& options);
 
 }  // namespace nmt::decode

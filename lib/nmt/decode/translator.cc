@@ -4,10 +4,6 @@
 
 #include <fmt/format.h>
 
-#include "nmt/decode/cpu_engine.h"
-#include "nmt/decode/forced.h"
-#include "nmt/models/quantize.h"
-#include "nmt/tensor/device.h"
 #include "nmt/util/error.h"
 
 namespace nmt::decode {
@@ -33,50 +29,17 @@ bool has_unknown(const text::TokenIds& ids) {
   return std::any_of(ids.begin(), ids.end(), [](int id) { return id == text::kUnkId; });
 }
 
-std::unique_ptr<DecodingModel> decoding_model_of(std::vector<models::LoadedModel>& models) {
-  std::vector<models::Seq2SeqModelImpl*> raw;
-  for (auto& m : models) raw.push_back(m.model.get());
-  return make_decoding_model(raw);
-}
 }  // namespace
 
 double mean_log_prob(const Hypothesis& h) {
   return h.token_log_probs.empty() ? 0.0 : h.log_prob / static_cast<double>(h.token_log_probs.size());
 }
 
-Translator load_translator(const std::vector<std::string>& model_dirs, const RuntimeOptions& runtime) {
-  const torch::Device device = resolve_device(runtime.device);
-  std::vector<models::LoadedModel> models;
-  for (const auto& dir : model_dirs) {
-    models.push_back(models::load_model(dir));
-    if (runtime.int8 && models.back().quantization.empty()) {
-      models::quantize_model(*models.back().model);
-      models.back().quantization = "int8";
-    }
-    models.back().model->to(device);
-  }
-  const bool required = runtime.engine == "native";
-  std::string why = device.is_cpu() ? engine_cannot_decode(models) : "the CPU engine decodes on the CPU only";
-  if (required && !why.empty()) throw UsageError(fmt::format("--engine native: {}; use --engine torch", why));
-  Translator translator(std::move(models));  // checks the ensemble's vocabularies first
-  if (runtime.engine != "torch" && why.empty()) translator.set_engine(make_cpu_engine(translator.members()), required);
-  return translator;
-}
-
-void Translator::set_engine(std::shared_ptr<const engine::Engine> engine, bool required) {
-  engine_ = std::move(engine);
-  engine_required_ = required;
-}
-
-Translator::Translator(models::LoadedModel model) {
-  models_.push_back(std::move(model));
-  decoding_ = decoding_model_of(models_);
-}
-
-Translator::Translator(std::vector<models::LoadedModel> models) : models_(std::move(models)) {
-  if (models_.empty()) throw UsageError("no model to translate with");
-  for (size_t i = 1; i < models_.size(); ++i) {
-    const text::SubwordPair &first = models_.front().subwords, &other = models_[i].subwords;
+void check_ensemble(const std::vector<const models::ModelInfo*>& models) {
+  if (models.empty()) throw UsageError("no model to translate with");
+  const models::ModelInfo& first_model = *models.front();
+  for (size_t i = 1; i < models.size(); ++i) {
+    const text::SubwordPair &first = first_model.subwords, &other = models[i]->subwords;
     if (!same_vocabulary(other.target, first.target))
       throw UsageError(fmt::format("model {} of the ensemble uses another target subword vocabulary than model 1; "
                                    "ensembles need models trained with the same {}", i + 1, models::kSubwordFile));
@@ -84,18 +47,28 @@ Translator::Translator(std::vector<models::LoadedModel> models) : models_(std::m
       throw UsageError(fmt::format("model {} of the ensemble uses another source subword vocabulary than model 1; "
                                    "ensembles need models with the same source subwords ({} or a joint {})", i + 1,
                                    models::kSourceSubwordFile, models::kSubwordFile));
-    if (models_[i].model_config.tgt_vocab != models_.front().model_config.tgt_vocab)
+    if (models[i]->model_config.tgt_vocab != first_model.model_config.tgt_vocab)
       throw UsageError(fmt::format("model {} of the ensemble has {} target words, model 1 has {}", i + 1,
-                                   models_[i].model_config.tgt_vocab, models_.front().model_config.tgt_vocab));
+                                   models[i]->model_config.tgt_vocab, first_model.model_config.tgt_vocab));
   }
-  decoding_ = decoding_model_of(models_);
+}
+
+Translator::Translator(std::vector<models::ModelInfo> models, std::unique_ptr<Decoder> decoder)
+    : models_(std::move(models)), decoder_(std::move(decoder)) {
+  std::vector<const models::ModelInfo*> members;
+  for (const auto& m : models_) members.push_back(&m);
+  check_ensemble(members);
+}
+
+int64_t Translator::max_source_subwords() const {
+  int64_t limit = 1 << 30;
+  for (const auto& m : models_) limit = std::min<int64_t>(limit, m.model_config.max_positions - 1);  // room for EOS
+  return limit;
 }
 
 std::vector<text::TokenIds> Translator::encode(const std::vector<std::string>& lines, DecodeOptions& options,
                                     std::vector<size_t>& non_empty, TranslateStats& local) {
-  int64_t limit = 1 << 30;
-  for (const auto& m : models_) limit = std::min<int64_t>(limit, m.model_config.max_positions - 1);  // room for EOS
-  options.max_source_len = std::min<int64_t>(options.max_source_len, limit);
+  options.max_source_len = std::min<int64_t>(options.max_source_len, max_source_subwords());
   std::vector<text::TokenIds> sources;
   for (size_t i = 0; i < lines.size(); ++i) {
     text::TokenIds ids = subwords().source.encode(lines[i]);
@@ -130,8 +103,7 @@ text::LineConstraints Translator::encode_constraints(const text::PhraseConstrain
 }
 
 std::vector<std::vector<Translation>> Translator::translate(const std::vector<std::string>& lines,
-                                                            DecodeOptions options, const SearchStrategy& strategy,
-                                                            TranslateStats* stats,
+                                                            DecodeOptions options, TranslateStats* stats,
                                                             const std::vector<std::string>* prefixes,
                                                             const std::vector<text::PhraseConstraints>* constraints) {
   if (prefixes && prefixes->size() != lines.size())
@@ -147,15 +119,8 @@ std::vector<std::vector<Translation>> Translator::translate(const std::vector<st
   std::vector<text::LineConstraints> constraint_ids;
   if (constraints)
     for (size_t i : non_empty) constraint_ids.push_back(encode_constraints((*constraints)[i]));
-  bool any_include = false;
-  for (const auto& c : constraint_ids) any_include |= !c.include.empty();
-  const std::string why = engine_ ? engine_cannot_search(strategy, any_include) : "";
-  if (engine_required_ && !why.empty()) throw UsageError(fmt::format("--engine native: {}; use --engine torch or auto", why));
-  auto results = engine_ && why.empty()
-                     ? engine_search(*engine_, sources, options, strategy, prefixes ? &prefix_ids : nullptr,
-                                     constraints ? &constraint_ids : nullptr)
-                     : search(*decoding_, sources, options, strategy, prefixes ? &prefix_ids : nullptr,
-                              constraints ? &constraint_ids : nullptr);
+  auto results = decoder_->search(sources, options, prefixes ? &prefix_ids : nullptr,
+                                  constraints ? &constraint_ids : nullptr);
   std::vector<std::vector<Translation>> out(lines.size(), std::vector<Translation>(1));
   for (size_t k = 0; k < results.size(); ++k) {
     auto& dst = out[non_empty[k]];
@@ -184,12 +149,15 @@ void Translator::note_unmet_constraints(Translation& t, const text::PhraseConstr
   for (size_t q : text::unmet_constraints(t.hypothesis.tokens, ids.include)) t.unmet_constraints.push_back(phrases.include[q]);
   t.constraint_tokens = ids.include_tokens();
   t.length_limit = output_length_limit(static_cast<int64_t>(source_len), static_cast<int64_t>(prefix_len), options,
-                                       decoding_->max_target_len());
+                                       decoder_->max_target_len());
 }
 
-std::vector<std::string> Translator::translate(const std::vector<std::string>& lines, DecodeOptions options,
-                                               TranslateStats* stats, std::vector<Hypothesis>* hypotheses) {
-  auto results = translate(lines, std::move(options), GreedySearch(), stats);
+std::vector<std::string> Translator::translate_greedy(const std::vector<std::string>& lines, DecodeOptions options,
+                                                      TranslateStats* stats, std::vector<Hypothesis>* hypotheses) {
+  options.search.beam = options.search.nbest = 1;
+  options.search.sampling.clear();
+  options.constrained = false;
+  auto results = translate(lines, std::move(options), stats);
   std::vector<std::string> out;
   out.reserve(results.size());
   if (hypotheses) hypotheses->clear();
@@ -206,9 +174,7 @@ std::vector<Hypothesis> Translator::score(const std::vector<std::string>& source
   if (sources.size() != targets.size())
     throw UsageError(fmt::format("{} sources for {} targets", sources.size(), targets.size()));
   TranslateStats local;
-  int64_t source_limit = 1 << 30;
-  for (const auto& m : models_) source_limit = std::min<int64_t>(source_limit, m.model_config.max_positions - 1);
-  options.max_source_len = std::min<int64_t>(options.max_source_len, source_limit);
+  options.max_source_len = std::min<int64_t>(options.max_source_len, max_source_subwords());
   std::vector<text::TokenIds> source_ids, target_ids;
   for (size_t i = 0; i < sources.size(); ++i) {
     text::TokenIds src = subwords().source.encode(sources[i]);
@@ -217,15 +183,15 @@ std::vector<Hypothesis> Translator::score(const std::vector<std::string>& source
       ++local.truncated;
     }
     text::TokenIds tgt = subwords().target.encode(targets[i]);
-    if (static_cast<int64_t>(tgt.size()) > decoding_->max_target_len() - 1)
+    if (static_cast<int64_t>(tgt.size()) > decoder_->max_target_len() - 1)
       throw RuntimeError(fmt::format("target {} has {} subwords; the model scores at most {}", i + 1, tgt.size(),
-                                     decoding_->max_target_len() - 1));
+                                     decoder_->max_target_len() - 1));
     local.target_tokens += tgt.size();
     source_ids.push_back(std::move(src));
     target_ids.push_back(std::move(tgt));
   }
   local.sentences = sources.size();
-  auto results = search(*decoding_, source_ids, options, ForcedDecoding(), &target_ids);
+  auto results = decoder_->score(source_ids, target_ids, options);
   std::vector<Hypothesis> out;
   out.reserve(results.size());
   for (auto& r : results) out.push_back(std::move(r.front()));

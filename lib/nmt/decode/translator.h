@@ -1,21 +1,16 @@
 #pragma once
-// Text in, text out: subword encoding, batched decoding with any search strategy on one model
-// or an ensemble, detokenisation.
+// Text in, text out: subword encoding, batched decoding with any search on one model or an
+// ensemble, detokenisation. Torch-free: the decoding itself is a Decoder's (decoder.h), on
+// LibTorch or on nmt's CPU engine.
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "nmt/decode/beam.h"
-#include "nmt/decode/greedy.h"
-#include "nmt/decode/search.h"
-#include "nmt/models/model_io.h"
-#include "nmt/util/runtime_options.h"
+#include "nmt/decode/decoder.h"
+#include "nmt/models/model_dir.h"
 #include "nmt/text/word_alignment.h"
+#include "nmt/util/runtime_options.h"
 #include "nmt/viz/heatmap.h"
-
-namespace nmt::engine {
-class Engine;
-}
 
 namespace nmt::decode {
 
@@ -45,23 +40,30 @@ using ScoredHypothesis = Hypothesis;  // the name beam search's results had
 class Translator;
 
 // The model in each directory, or their ensemble, as every decoding command loads it: on the
-// runtime options' device, quantised to int8 on load with `runtime.int8` (an int8 copy stays
-// as it is). The one place a command turns -m DIR... into something that translates.
+// runtime options' device and engine, quantised to int8 on load with `runtime.int8` (an int8
+// copy stays as it is). The one place a command turns -m DIR... into something that
+// translates. Defined by the build: with LibTorch in torch_decoder.cc (--engine auto, torch or
+// native), without it in cpu_engine.cc's load_engine_translator.
 Translator load_translator(const std::vector<std::string>& model_dirs, const RuntimeOptions& runtime);
+// UsageError naming the first member of an ensemble whose subword vocabularies (source or
+// target) or target size differ from the first's; also for no model at all.
+void check_ensemble(const std::vector<const models::ModelInfo*>& models);
+// What this build decodes with, for version strings: "LibTorch 2.15.0" or "CPU engine, no LibTorch".
+std::string decoder_library();
 
 class Translator {
  public:
-  explicit Translator(models::LoadedModel model);
-  // An ensemble: every model must use the same subword vocabularies, source and target
-  // (UsageError naming the first that does not); an ensemble of one is that model, bit for bit.
-  explicit Translator(std::vector<models::LoadedModel> models);
+  // `models` describe the members of `decoder` (one model, or an ensemble): every model must use
+  // the same subword vocabularies, source and target (UsageError naming the first that does
+  // not); an ensemble of one is that model, bit for bit.
+  Translator(std::vector<models::ModelInfo> models, std::unique_ptr<Decoder> decoder);
 
-  // Per input line, the strategy's hypotheses as text, best first; an empty (or all-space)
-  // line gives one empty hypothesis. `prefixes`, when given (one per line; empty = none),
+  // Per input line, its hypotheses as text, best first, searched as options.search says; an
+  // empty (or all-space) line gives one empty hypothesis. `prefixes`, when given (one per line; empty = none),
   // forces each translation to start with that target text; `constraints`, when given (one
   // per line), are phrases it must contain (beam search) and must avoid (any strategy).
   std::vector<std::vector<Translation>> translate(const std::vector<std::string>& lines, DecodeOptions options,
-                                                  const SearchStrategy& strategy, TranslateStats* stats = nullptr,
+                                                  TranslateStats* stats = nullptr,
                                                   const std::vector<std::string>* prefixes = nullptr,
                                                   const std::vector<text::PhraseConstraints>* constraints = nullptr);
 
@@ -69,10 +71,11 @@ class Translator {
   // to include with characters the target vocabulary lacks (it could never be produced).
   text::LineConstraints encode_constraints(const text::PhraseConstraints& constraints) const;
 
-  // Greedy search, one line per line; `hypotheses`, when given, receives the decoder output
+  // Greedy search (whatever options.search says), one line per line; `hypotheses`, when given, receives the decoder output
   // (tokens, attention) per line.
-  std::vector<std::string> translate(const std::vector<std::string>& lines, DecodeOptions options,
-                                     TranslateStats* stats = nullptr, std::vector<Hypothesis>* hypotheses = nullptr);
+  std::vector<std::string> translate_greedy(const std::vector<std::string>& lines, DecodeOptions options,
+                                            TranslateStats* stats = nullptr,
+                                            std::vector<Hypothesis>* hypotheses = nullptr);
 
 
   // The log-probability of each target line given its source line (forced decoding through
@@ -90,15 +93,12 @@ class Translator {
   // word to the word of the source subword it attends to most.
   std::vector<text::WordLink> word_alignment(const Hypothesis& hypothesis, const std::string& source) const;
 
-  // Decodes the searches the CPU engine takes on it (decode/cpu_engine.h), the rest on LibTorch;
-  // with `required` (--engine native) a search it cannot run is a UsageError saying why.
-  void set_engine(std::shared_ptr<const engine::Engine> engine, bool required);
-  bool has_engine() const { return engine_ != nullptr; }
-
-  models::LoadedModel& loaded() { return models_.front(); }
-  const std::vector<models::LoadedModel>& members() const { return models_; }
+  // Whether nmt's CPU engine decodes (decoder.h).
+  bool uses_cpu_engine() const { return decoder_->uses_cpu_engine(); }
+  const std::vector<models::ModelInfo>& members() const { return models_; }
   const text::SubwordPair& subwords() const { return models_.front().subwords; }
-  DecodingModel& decoding_model() { return *decoding_; }
+  // The subwords a source may have (one position is its EOS): the smallest of the members'.
+  int64_t max_source_subwords() const;
 
  private:
   // Records which positive phrases the translation lacks, and why they might.
@@ -107,10 +107,8 @@ class Translator {
   // Encodes the non-empty lines (truncating over-long ones); `non_empty` maps back to lines.
   std::vector<text::TokenIds> encode(const std::vector<std::string>& lines, DecodeOptions& options, std::vector<size_t>& non_empty,
                           TranslateStats& local);
-  std::vector<models::LoadedModel> models_;
-  std::unique_ptr<DecodingModel> decoding_;
-  std::shared_ptr<const engine::Engine> engine_;
-  bool engine_required_ = false;
+  std::vector<models::ModelInfo> models_;
+  std::unique_ptr<Decoder> decoder_;
 };
 
 }  // namespace nmt::decode

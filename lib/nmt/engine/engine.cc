@@ -122,12 +122,15 @@ std::vector<decode::SearchResult> Engine::search_batch(Workspace& w, const std::
     row.prefix = prefixes ? &(*prefixes)[ids[b]] : &kNoPrefix;
     row.constraints = constraints ? &(*constraints)[ids[b]] : &kNoConstraints;
     if (!row.constraints->include.empty()) throw UsageError("the CPU engine cannot search for phrases to include");
-    row.limit = decode::output_length_limit(static_cast<int64_t>(kept), static_cast<int64_t>(row.prefix->size()),
-                                            options.max_len_a, options.max_len_b, longest_output);
+    row.limit = options.search.forced ? static_cast<int64_t>(row.prefix->size())
+                                      : decode::output_length_limit(static_cast<int64_t>(kept),
+                                                                    static_cast<int64_t>(row.prefix->size()),
+                                                                    options.max_len_a, options.max_len_b, longest_output);
   }
   for (auto& run : w.runs) run->start(w.source_ptrs);
   MembersDecoder decoder(w.runs, options.attention_layer, options.attention_head);
-  return options.search.beam_search ? beam_search(decoder, rows, options.search) : greedy_search(decoder, rows, options.search);
+  return options.search.beam_search && !options.search.forced ? beam_search(decoder, rows, options.search)
+                                                              : greedy_search(decoder, rows, options.search);
 }
 
 std::vector<decode::SearchResult> Engine::search(const std::vector<text::TokenIds>& sources, const EngineDecodeOptions& options,

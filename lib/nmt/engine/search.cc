@@ -72,15 +72,15 @@ std::vector<SearchResult> greedy_search(StepDecoder& decoder, const std::vector<
       Hypothesis& h = hyps[static_cast<size_t>(alive[r])];
       float* s = scores.data() + static_cast<int64_t>(r) * V;
       const bool in_prefix = t < static_cast<int64_t>(row.prefix->size());
-      if (ban) ban_tokens(s, in_prefix ? nullptr : &h.tokens, row.constraints, options.no_repeat_ngram);
-      const int64_t token = in_prefix ? (*row.prefix)[static_cast<size_t>(t)] : argmax(s, V);
-      const bool at_limit = static_cast<int64_t>(h.tokens.size()) >= row.limit;
+      if (ban && !options.forced) ban_tokens(s, in_prefix ? nullptr : &h.tokens, row.constraints, options.no_repeat_ngram);
+      const int64_t token = in_prefix ? (*row.prefix)[static_cast<size_t>(t)] : options.forced ? kEosId : argmax(s, V);
+      const bool at_limit = !options.forced && static_cast<int64_t>(h.tokens.size()) >= row.limit;
       const bool done = token == kEosId || at_limit;
       // Cut off by the length limit: the last step belongs to a token that is not emitted.
       const bool emitted = !(at_limit && token != kEosId);
       if (emitted && options.record_attention)
         h.attention.push_back(attention_row(attention, static_cast<int64_t>(r), width, row.source_len));
-      if (emitted && options.token_log_probs) {
+      if (emitted && (options.token_log_probs || options.forced)) {
         const double lp = static_cast<double>(s[token]) - decode::row_log_sum_exp(s, V, scratch.data());
         h.token_log_probs.push_back(lp);
         h.log_prob += lp;

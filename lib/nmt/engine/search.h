@@ -2,8 +2,8 @@
 // Greedy and beam search on the CPU engine, torch-free: the same algorithms as decode/greedy.cc
 // and decode/beam.cc (fairseq's beam search, or Marian's shrinking beams), reading the same
 // log-probabilities (decode/row_log_probs.h) and banning the same tokens, so both engines
-// choose the same translations. Phrases a translation must contain, sampling and forced
-// scoring stay on the LibTorch path for now (engine/engine.h says which options the engine takes).
+// choose the same translations; forced decoding (scoring a given output) as decode/forced.cc.
+// Phrases a translation must contain and sampling stay on the LibTorch path for now.
 #include <cstdint>
 #include <vector>
 
@@ -40,6 +40,9 @@ struct EngineSearchOptions {
   int64_t no_repeat_ngram = 0;
   bool token_log_probs = false;
   bool record_attention = false;
+  // Forced decoding (greedy_search only): each row's prefix is its whole output, then EOS, with
+  // every token's log-probability (scoring a translation); no bans, no length limit.
+  bool forced = false;
 };
 
 std::vector<decode::SearchResult> greedy_search(StepDecoder& decoder, const std::vector<SearchRow>& rows,

@@ -7,14 +7,18 @@
 // test does).
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "nmt/models/config.h"
 #include "nmt/models/config_options.h"
-#include "nmt/models/model.h"
 
 namespace nmt::models {
+
+// The LibTorch module (model.h); this header stays torch-free, as the CPU engine reads it.
+class Seq2SeqModelImpl;
+using Seq2SeqModel = std::shared_ptr<Seq2SeqModelImpl>;
 
 struct Architecture {
   std::string name;  // ModelConfig::type, "model.type" in config.json
@@ -32,7 +36,7 @@ struct Architecture {
   std::function<int64_t(const ModelConfig&)> attention_layers;
   std::function<int64_t(const ModelConfig&)> attention_heads;
   std::string attention_name;
-  std::function<Seq2SeqModel(const ModelConfig&)> make;
+  std::function<Seq2SeqModel(const ModelConfig&)> make;  // the module (LibTorch builds only)
   // The config.json "model" keys of its own sizes: what `nmt report` shows of this model (every
   // model's config.json holds every architecture's fields, most of them unused).
   std::vector<std::string> size_fields;
@@ -46,7 +50,8 @@ std::vector<ConfigGroup> config_groups();
 // Adds an architecture (a test's, a plug-in's); RuntimeError if the name is taken.
 void register_architecture(Architecture architecture);
 
-// The built-in ones, defined beside their models (transformer.cc, gru_bahdanau.cc).
+// The built-in ones, defined beside their configurations (transformer_config.cc, gru_config.cc);
+// their modules are made by make_transformer_module and make_gru_module.
 Architecture transformer_architecture();
 Architecture gru_architecture();
 

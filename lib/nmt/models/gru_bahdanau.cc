@@ -1,5 +1,4 @@
 #include "nmt/models/gru_bahdanau.h"
-#include "nmt/models/architecture.h"
 #include "nmt/models/fused_recurrent.h"
 #include "nmt/models/init.h"
 
@@ -429,38 +428,6 @@ torch::Tensor GruBahdanauImpl::step(const torch::Tensor& prev_tokens, DecoderSta
 }
 
 // ---------------------------------------------------------------------------------------
-// The GRU baseline as the registry knows it (nmt/models/architecture.h).
-
-Architecture gru_architecture() {
-  Architecture a;
-  a.name = "gru";
-  a.config_group = gru_config_group();
-  a.check = check_gru_config;
-  // GRU encoder + Bahdanau decoder: 3 gates of input and recurrent products.
-  a.forward_flops = [](const ModelConfig& c, int64_t batch, int64_t src_len, int64_t tgt_len) {
-    const double B = static_cast<double>(batch), S = static_cast<double>(src_len), T = static_cast<double>(tgt_len);
-    const GruConfig& sizes = c.get<GruConfig>();
-    const double V = static_cast<double>(c.tgt_vocab);
-    const double E = static_cast<double>(sizes.embedding), H = static_cast<double>(sizes.hidden);
-    const double D = sizes.bidirectional ? 2 : 1;
-    const double L = static_cast<double>(sizes.rnn_layers);
-    double enc = B * S * D * 2 * 3 * H * (E + H);
-    if (L > 1) enc += (L - 1) * B * S * D * 2 * 3 * H * (D * H + H);
-    const double keys = 2 * B * S * D * H * H;
-    const double per_step = 2 * B * H * H                      // query projection
-                            + 2 * B * S * H + 2 * B * S * D * H  // scores (v·tanh) and context
-                            + 2 * B * 3 * H * (E + H + H)        // first decoder GRU layer
-                            + (L - 1) * 2 * B * 3 * H * 2 * H    // further layers
-                            + 2 * B * (2 * H + E) * E            // deep output
-                            + 2 * B * E * V;                     // vocabulary projection
-    return enc + keys + T * per_step;
-  };
-  a.attention_layers = [](const ModelConfig&) -> int64_t { return 0; };  // one attention
-  a.attention_heads = [](const ModelConfig&) -> int64_t { return 0; };
-  a.attention_name = "additive attention";
-  a.size_fields = {"embedding", "hidden", "rnn_layers"};
-  a.make = [](const ModelConfig& c) -> Seq2SeqModel { return std::make_shared<GruBahdanauImpl>(c); };
-  return a;
-}
+Seq2SeqModel make_gru_module(const ModelConfig& config) { return std::make_shared<GruBahdanauImpl>(config); }
 
 }  // namespace nmt::models

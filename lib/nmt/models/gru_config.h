@@ -3,6 +3,7 @@
 // keys, reached as config.get<GruConfig>() (the fields every architecture reads, dropout
 // included, are ModelConfig's).
 #include <cstdint>
+#include <memory>
 
 #include "nmt/models/config.h"
 
@@ -25,5 +26,10 @@ ConfigGroup gru_config_group();
 // The sizes the GRU model reads, shared ones included (RuntimeError naming the key), and its
 // approximate number of weights (Architecture::check).
 double check_gru_config(const ModelConfig& config, const ConfigChecks& checks);
+
+// The module of this configuration (defined beside it, in gru_bahdanau.cc; a build without LibTorch
+// has none and says so).
+class Seq2SeqModelImpl;
+std::shared_ptr<Seq2SeqModelImpl> make_gru_module(const ModelConfig& config);
 
 }  // namespace nmt::models

@@ -18,24 +18,13 @@
 #include <nlohmann/json.hpp>
 
 #include "nmt/models/model.h"
+#include "nmt/models/model_dir.h"
 #include "nmt/text/subword.h"
 #include "nmt/util/hash.h"
 
 namespace nmt::models {
 
-inline constexpr const char* kConfigFile = "config.json";
-inline constexpr const char* kSubwordFile = "spm.model";
-inline constexpr const char* kSourceSubwordFile = "spm.src.model";
 inline constexpr const char* kWeightsFile = "model.pt";
-
-// The version of the model directory's layout that config.json's "format" names. A directory
-// of a newer format is refused by load_model (a newer nmt wrote it), never read half-right.
-// 2: model.safetensors beside model.pt (1: model.pt alone; still read, `nmt upgrade` adds the
-// safetensors file).
-inline constexpr int kModelFormat = 2;
-
-// config.json's content: {"format": kModelFormat, "nmt_version": kVersion, "model": ..., "train": ...}.
-nlohmann::json model_directory_config(const nlohmann::json& model, const nlohmann::json& train);
 
 // Serialises an archive in memory, then writes it with write_file_atomic (checked writes,
 // temp file + fsync + rename). LibTorch's own file writer finishes the zip in its destructor
@@ -75,30 +64,10 @@ void save_weights(torch::nn::Module& model, const std::string& path);
 // the finiteness check applies to them too.
 void load_weights(torch::nn::Module& model, const std::string& path);
 
-struct LoadedModel {
-  std::string dir;        // the model directory it was loaded from ("" when built in memory)
-  nlohmann::json config;  // the whole config.json
-  ModelConfig model_config;
-  std::string quantization;  // "" (fp32) or "int8" (nmt/models/quantize.h)
-  text::SubwordPair subwords;
+// A model directory with its weights in a LibTorch module.
+struct LoadedModel : ModelInfo {
   Seq2SeqModel model;
 };
-
-// The subword files of a model directory: spm.model, and spm.src.model as well when its
-// vocabularies are separate (ModelConfig::shared_vocab false).
-std::vector<std::string> subword_files(bool shared_vocab);
-// Copies them from one model directory to another (checked, atomic writes).
-void copy_subword_files(const std::string& from, const std::string& to, bool shared_vocab);
-
-// Writes a whole model directory at `target` (nmt average, nmt quantize): `fill` writes its
-// files into a hidden directory beside it, which is then renamed into place; an existing
-// `target` is moved aside first and removed once the new one is there. On any error nothing
-// is left behind and an old `target` is untouched. `what` names the directory in errors.
-void write_model_directory(const std::string& target, const std::string& what,
-                           const std::function<void(const std::string& dir)>& fill);
-// DIR's subword models for this configuration, each checked against the model's vocabulary
-// size (a missing, corrupt or mismatched file → RuntimeError naming it).
-text::SubwordPair load_subwords(const std::string& dir, const ModelConfig& config);
 
 // Loads DIR/config.json, DIR/spm.model (and spm.src.model) and DIR/<weights> (default: model.pt, or model.int8.pt
 // when config.json says "quantization": "int8", see nmt/models/quantize.h); the model is in

@@ -133,15 +133,6 @@ class Int8Reader {
 
 }  // namespace
 
-std::string quantization_of(const nlohmann::json& config, const std::string& config_path) {
-  if (!config.is_object() || !config.contains("quantization")) return "";
-  const auto& q = config.at("quantization");
-  if (!q.is_string() || q.get<std::string>() != "int8")
-    throw RuntimeError(
-        fmt::format("{}: 'quantization' is {}, expected \"int8\" (or no such key: fp32)", config_path, q.dump()));
-  return "int8";
-}
-
 int64_t quantize_model(Seq2SeqModelImpl& model) {
   int64_t n = 0;
   for (const auto& m : model.modules(/*include_self=*/false))

@@ -19,15 +19,12 @@
 #include <string>
 
 #include "nmt/models/model.h"
+#include "nmt/models/model_dir.h"
 
 namespace nmt::models {
 
 inline constexpr const char* kInt8WeightsFile = "model.int8.pt";
 inline constexpr int kInt8Format = 1;
-
-// config.json's "quantization": "" (absent: fp32) or "int8"; another value or type →
-// RuntimeError naming `config_path`.
-std::string quantization_of(const nlohmann::json& config, const std::string& config_path);
 
 // Quantises every QuantizableLinear of the model (and its tied output) from its fp32 weights,
 // for decoding. Returns how many Linears were quantised.

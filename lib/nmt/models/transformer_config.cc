@@ -1,4 +1,5 @@
 #include "nmt/models/transformer_config.h"
+#include "nmt/models/architecture.h"
 
 #include <algorithm>
 #include <vector>
@@ -61,6 +62,34 @@ double check_transformer_config(const ModelConfig& c, const ConfigChecks& checks
   const double d = static_cast<double>(t.d_model);
   return vocab * d + static_cast<double>(c.max_positions) * d +
          static_cast<double>(t.encoder_layers + 2 * t.decoder_layers) * (4 * d * d + 2 * d * static_cast<double>(t.ffn));
+}
+
+// The Transformer as the registry knows it (nmt/models/architecture.h).
+
+Architecture transformer_architecture() {
+  Architecture a;
+  a.name = "transformer";
+  a.config_group = transformer_config_group();
+  a.check = check_transformer_config;
+  a.forward_flops = [](const ModelConfig& c, int64_t batch, int64_t src_len, int64_t tgt_len) {
+    const double B = static_cast<double>(batch), S = static_cast<double>(src_len), T = static_cast<double>(tgt_len);
+    const TransformerConfig& t = c.get<TransformerConfig>();
+    const double V = static_cast<double>(c.tgt_vocab);
+    const double d = static_cast<double>(t.d_model), f = static_cast<double>(t.ffn);
+    // Self-attention: fused QKV, QKᵀ, weights·V, output projection; feed-forward: two layers.
+    const double enc_layer = 2 * B * S * d * 3 * d + 2 * 2 * B * S * S * d + 2 * B * S * d * d + 2 * 2 * B * S * d * f;
+    const double dec_layer = 2 * B * T * d * 3 * d + 2 * 2 * B * T * T * d + 2 * B * T * d * d  // self-attention
+                             + 2 * B * T * d * d + 2 * B * S * d * 2 * d + 2 * 2 * B * T * S * d +
+                             2 * B * T * d * d                                                   // cross-attention
+                             + 2 * 2 * B * T * d * f;                                            // feed-forward
+    return t.encoder_layers * enc_layer + t.decoder_layers * dec_layer + 2 * B * T * d * V;
+  };
+  a.attention_layers = [](const ModelConfig& c) { return c.get<TransformerConfig>().decoder_layers; };
+  a.attention_heads = [](const ModelConfig& c) { return c.get<TransformerConfig>().heads; };
+  a.attention_name = "cross-attention";
+  a.size_fields = {"d_model", "heads", "ffn", "encoder_layers", "decoder_layers"};
+  a.make = make_transformer_module;
+  return a;
 }
 
 }  // namespace nmt::models

@@ -2,6 +2,7 @@
 // The Transformer's own hyper-parameters: its group of config.json's "model" keys, reached as
 // config.get<TransformerConfig>() (the fields every architecture reads are ModelConfig's).
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "nmt/models/config.h"
@@ -31,5 +32,10 @@ ConfigGroup transformer_config_group();
 // The sizes the Transformer reads, shared ones included (RuntimeError naming the key), and its
 // approximate number of weights (Architecture::check).
 double check_transformer_config(const ModelConfig& config, const ConfigChecks& checks);
+
+// The module of this configuration (defined beside it, in transformer.cc; a build without LibTorch
+// has none and says so).
+class Seq2SeqModelImpl;
+std::shared_ptr<Seq2SeqModelImpl> make_transformer_module(const ModelConfig& config);
 
 }  // namespace nmt::models

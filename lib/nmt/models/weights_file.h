@@ -11,10 +11,9 @@
 #include <string>
 
 #include "nmt/models/model.h"
+#include "nmt/models/model_dir.h"
 
 namespace nmt::models {
-
-inline constexpr const char* kSafetensorsFile = "model.safetensors";
 
 // Writes `path` atomically; non-finite weights are refused (RuntimeError naming the file and
 // the tensor), as save_weights refuses them.

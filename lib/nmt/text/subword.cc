@@ -93,7 +93,8 @@ DlopenFn loader_dlopen() { return &dlopen; }
 
 // Where libnmt_spm.so may be, in order: $NMT_SPM_LIBRARY alone when set; beside the executable
 // (the build tree: build/nmt-torch, build/libnmt_spm.so); where `cmake --install` puts it relative
-// to the executable (bin/ → lib/nmt/); its build-tree path (test binaries in build/tests/).
+// to the executable (bin/ → lib/nmt/); beside the shared object holding this code (the Python
+// module); its build-tree path (test binaries in build/tests/).
 std::vector<std::string> spm_library_candidates() {
   if (const char* env = std::getenv("NMT_SPM_LIBRARY"); env && *env) return {env};
   std::vector<std::string> out;
@@ -103,6 +104,12 @@ std::vector<std::string> spm_library_candidates() {
     out.push_back((exe.parent_path() / NMT_SPM_FILE_NAME).string());
     out.push_back(
         (exe.parent_path() / NMT_SPM_INSTALL_DIR_FROM_BINDIR / NMT_SPM_FILE_NAME).lexically_normal().string());
+  }
+  // The shared object this code is linked into, when it is one (nmt's Python module): beside it.
+  Dl_info self{};
+  if (dladdr(reinterpret_cast<void*>(&spm_library_candidates), &self) && self.dli_fname) {
+    const fs::path object = fs::weakly_canonical(self.dli_fname, ec);
+    if (!ec && object != exe) out.push_back((object.parent_path() / NMT_SPM_FILE_NAME).string());
   }
   out.push_back(NMT_SPM_BUILD_PATH);
   return out;

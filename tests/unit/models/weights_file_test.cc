@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <limits>
 
-#include "nmt/decode/cpu_engine.h"
+#include "nmt/decode/cpu_engine_modules.h"
 #include "nmt/models/quantizable_linear.h"
 #include "nmt/models/quantize.h"
 #include "nmt/models/weights_file.h"

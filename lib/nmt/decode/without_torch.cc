@@ -1,0 +1,68 @@
+// What a binary without LibTorch links in LibTorch's place (the `nmt` of NMT_LIBTORCH=none, and
+// the launcher of the LibTorch builds when it translates itself): translators on the CPU engine
+// alone, thread settings for the engine's OpenMP and nmt's int8 kernels, and module factories
+// that say training needs LibTorch. The LibTorch library defines the same functions
+// (torch_decoder.cc, tensor/threads.cc, models/transformer.cc, models/gru_bahdanau.cc); a
+// binary links one or the other, never both.
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "nmt/decode/cpu_engine.h"
+#include "nmt/models/gru_config.h"
+#include "nmt/models/transformer_config.h"
+#include "nmt/tensor/threads.h"
+#include "nmt/util/error.h"
+
+namespace nmt {
+
+namespace {
+std::atomic<int> g_threads{0};  // set_threads's last N > 0
+}  // namespace
+
+int configured_threads() {
+  const int n = g_threads.load(std::memory_order_relaxed);
+  return n > 0 ? n : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+// The engine's products take their threads per call (EngineDecodeOptions::threads).
+void set_threads(int threads) {
+  if (threads > 0) g_threads.store(threads, std::memory_order_relaxed);
+}
+
+namespace decode {
+
+std::string decoder_library() { return "CPU engine, no LibTorch"; }
+
+Translator load_translator(const std::vector<std::string>& model_dirs, const RuntimeOptions& runtime) {
+  if (runtime.engine == "torch")
+    throw UsageError("--engine torch: this nmt decodes on its CPU engine alone (built without LibTorch); "
+                     "use --engine auto or native, or a LibTorch build of nmt");
+  if (!runtime.device.empty() && runtime.device != "cpu")
+    throw UsageError(fmt::format("--device {}: this nmt decodes on the CPU alone (built without LibTorch); "
+                                 "a GPU needs a LibTorch build of nmt",
+                                 runtime.device));
+  const std::string refusal = runtime.engine == "native" ? "--engine native: {}; use --engine torch or auto"
+                                                         : "{}; this nmt is built without LibTorch (NMT_LIBTORCH=none)";
+  return load_engine_translator(model_dirs, runtime, refusal);
+}
+
+}  // namespace decode
+
+namespace models {
+
+namespace {
+[[noreturn]] void no_modules(const ModelConfig& config) {
+  throw UsageError(fmt::format("building a {} module needs LibTorch: train, average, quantize and import need a LibTorch "
+                               "build of nmt (NMT_LIBTORCH=debian or wheel)",
+                               config.type));
+}
+}  // namespace
+
+std::shared_ptr<Seq2SeqModelImpl> make_transformer_module(const ModelConfig& config) { no_modules(config); }
+std::shared_ptr<Seq2SeqModelImpl> make_gru_module(const ModelConfig& config) { no_modules(config); }
+
+}  // namespace models
+}  // namespace nmt

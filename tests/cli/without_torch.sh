@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The build without LibTorch (NMT_LIBTORCH=none): `nmt translate`, `eval`, `score` and `serve` work on
+# the CPU engine (a Transformer and a GRU with random weights, nmt_random_model, alone and as an
+# ensemble; beam search, n-best JSON, int8, paragraphs, an HTML page), the same output on every
+# run; what needs LibTorch is refused in one line, exit 2.
+#   without_torch.sh NMT_BINARY NMT_RANDOM_MODEL SOURCE_DIR
+set -euo pipefail
+nmt=$1 random_model=$2 root=$3
+work=$(mktemp -d)
+server=
+cleanup() { [[ -z $server ]] || kill "$server" 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+fixtures=$root/data/fixtures
+"$random_model" "$work/transformer" transformer "$fixtures/tiny.en" "$fixtures/tiny.fr"
+"$random_model" "$work/gru" gru "$fixtures/tiny.en" "$fixtures/tiny.fr"
+src=$fixtures/tiny.en lines=$(wc -l < "$fixtures/tiny.en")
+for flags in "-m $work/transformer" "-m $work/gru --beam 3" "-m $work/transformer -m $work/gru --beam 2" \
+             "-m $work/transformer --int8" "-m $work/gru --beam 3 --nbest 2 --json --alignment"; do
+  # shellcheck disable=SC2086
+  "$nmt" translate -q --threads 1 $flags < "$src" > "$work/a" 2> "$work/err" || { echo "$flags:"; cat "$work/err"; exit 1; }
+  # shellcheck disable=SC2086
+  "$nmt" translate -q --threads 1 $flags < "$src" > "$work/b"
+  cmp "$work/a" "$work/b"
+  [[ $(wc -l < "$work/a") -eq $lines ]] || { echo "$flags: $(wc -l < "$work/a") lines"; exit 1; }
+done
+python3 - "$work/a" <<'PY'
+import json, sys
+for line in open(sys.argv[1], encoding="utf-8"):
+    r = json.loads(line)
+    assert {"translation", "tokens", "score", "log_prob", "alignment", "nbest"} <= r.keys(), r.keys()
+    assert len(r["nbest"]) == 2, r
+PY
+# Scoring: one finite log-probability per pair, forced decoding on the engine.
+"$nmt" score -q --threads 1 -m "$work/gru" --src "$src" --tgt "$fixtures/tiny.fr" > "$work/scores"
+[[ $(wc -l < "$work/scores") -eq $lines ]] && ! grep -q -v -E '^-[0-9]+\.[0-9]{6}$' "$work/scores" || { cat "$work/scores"; exit 1; }
+"$nmt" eval -q --threads 1 -m "$work/transformer" --src "$src" --ref "$fixtures/tiny.fr" > "$work/eval"
+grep -q "BLEU" "$work/eval" || { cat "$work/eval"; exit 1; }
+"$nmt" translate -q --threads 1 -m "$work/transformer" -i "$fixtures/page.html" -o "$work/page.html"
+grep -q "<html" "$work/page.html"
+"$nmt" translate -q --threads 1 -m "$work/transformer" < "$fixtures/paragraphs.en" > "$work/paragraphs"
+[[ $(wc -l < "$work/paragraphs") -eq $(wc -l < "$fixtures/paragraphs.en") ]]
+# What needs LibTorch is refused in one line, exit 2, naming the build.
+refused() {  # refused PATTERN COMMAND...
+  local pattern=$1 status=0
+  shift
+  "$nmt" "$@" < "$src" > /dev/null 2> "$work/err" || status=$?
+  [[ $status -eq 2 && $(wc -l < "$work/err") -eq 1 ]] && grep -q -- "$pattern" "$work/err" ||
+    { echo "nmt $* (exit $status):"; cat "$work/err"; exit 1; }
+}
+refused "needs LibTorch.*NMT_LIBTORCH=none" train --preset transformer-tiny --train x --valid x --out "$work/m"
+refused "needs LibTorch.*NMT_LIBTORCH=none" average -m "$work/transformer" -o "$work/avg"
+refused "without LibTorch" translate -q -m "$work/transformer" --engine torch
+refused "sampling.*NMT_LIBTORCH=none" translate -q -m "$work/transformer" --sampling top-k:5
+"$nmt" --version | grep -q "no LibTorch"
+# A server on the engine answers as translate does.
+"$nmt" serve -m "$work/transformer" --port 0 --threads 1 -q 2> "$work/serve.log" &
+server=$!
+port=
+for _ in $(seq 300); do
+  port=$(sed -n 's/.*listening on http:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$work/serve.log")
+  [[ -n $port ]] && break
+  kill -0 "$server" 2>/dev/null || { cat "$work/serve.log"; exit 1; }
+  sleep 0.1
+done
+[[ -n $port ]] || { echo "nmt serve did not start"; cat "$work/serve.log"; exit 1; }
+first=$(head -n 1 "$src")
+expected=$("$nmt" translate -q --threads 1 -m "$work/transformer" <<< "$first")
+got=$(python3 - "$port" "$first" <<'PY'
+import json, sys, urllib.request
+port, text = sys.argv[1], sys.argv[2]
+req = urllib.request.Request(f"http://127.0.0.1:{port}/translate", data=json.dumps({"text": text}).encode(),
+                             headers={"Content-Type": "application/json"})
+print(json.load(urllib.request.urlopen(req))["translation"])
+PY
+)
+[[ "$got" == "$expected" ]] || { echo "served '$got', translate '$expected'"; exit 1; }
+echo "without_torch: ok"
