@@ -69,6 +69,18 @@ for variant in "${variants[@]}"; do
   ((status == 0)) || ((f > 0)) || f=1
   passed=$((passed + p)) failed=$((failed + f))
   phase "tests ($variant)"
+  if [[ $variant == none ]]; then
+    # The Python package with the translator, built as a wheel and installed in a fresh venv.
+    py_log="$build/python-package.log"
+    py_status=0
+    bash scripts/ci/python-package.sh "$build" 2>&1 | tee "$py_log" || py_status=$?
+    read -r pp pf < <(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed$/\1 \2/p' "$py_log" | tail -n 1) || true
+    pp=${pp:-0} pf=${pf:-1}
+    ((py_status == 0)) || ((pf > 0)) || pf=1
+    p=$((p + pp)) f=$((f + pf))
+    passed=$((passed + pp)) failed=$((failed + pf))
+    phase "Python package (wheel, pytest)"
+  fi
   if [[ $variant == scorer ]]; then
     # sacreBLEU 2.6.0's own test files against the Python module; its last line: "N passed, N failed".
     suite_log="$build/sacrebleu-suite.log"

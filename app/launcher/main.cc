@@ -57,8 +57,10 @@ const char* const kBuildName = "built without LibTorch (NMT_LIBTORCH=none)";
 
 #if defined(NMT_LAUNCHER_SCORER_ONLY) || defined(NMT_LAUNCHER_WITHOUT_TORCH)
 // No nmt-torch to hand the command to: --version, --help, and a subcommand needing LibTorch.
+std::string subcommand_of(int argc, char** argv);
+
 int refuse_without_libtorch(int argc, char** argv) {
-  const std::string what = argc >= 2 ? argv[1] : "";
+  const std::string what = subcommand_of(argc, argv);
   std::string here;
   for (const auto& c : kHere) here += (here.empty() ? "" : ", ") + c;
   if (what.empty() || what == "-h" || what == "--help") {
@@ -110,7 +112,7 @@ int run_here(int argc, char** argv) {
   return nmt::cli::run_app(app, argc, argv);
 }
 
-#ifndef NMT_LAUNCHER_SCORER_ONLY
+#if !defined(NMT_LAUNCHER_SCORER_ONLY) && !defined(NMT_LAUNCHER_WITHOUT_TORCH)
 // `--engine native` (or --engine=native) among the arguments: the command runs on the CPU engine
 // alone, so LibTorch need not be loaded. A value from a --config file goes to nmt-torch, which
 // reads it to the same effect.
@@ -125,10 +127,20 @@ bool asks_for_native_engine(int argc, char** argv) {
 }
 #endif
 
+// The subcommand: the first argument after the options before it (--config FILE).
+std::string subcommand_of(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--config") ++i;
+    else if (arg.rfind("--config=", 0) != 0) return arg;
+  }
+  return "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string what = argc >= 2 ? argv[1] : "";
+  const std::string what = subcommand_of(argc, argv);
   const bool here = std::find(kHere.begin(), kHere.end(), what) != kHere.end();
 #if defined(NMT_LAUNCHER_SCORER_ONLY) || defined(NMT_LAUNCHER_WITHOUT_TORCH)
   (void)run_full_binary;

@@ -158,6 +158,8 @@ PYBIND11_MODULE(_translate, m) {
       if (p) std::rethrow_exception(p);
     } catch (const UsageError& e) {
       PyErr_SetString(PyExc_ValueError, first_line(e.what()).c_str());
+    } catch (const RuntimeError& e) {
+      PyErr_SetString(PyExc_RuntimeError, first_line(e.what()).c_str());
     } catch (const nlohmann::json::exception& e) {
       PyErr_SetString(PyExc_ValueError, e.what());
     }

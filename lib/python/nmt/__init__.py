@@ -14,6 +14,8 @@ from ._translator import Translation, Translator
 try:
     from ._translate import version as __version__
 except ImportError:  # the scorer-only build (NMT_SCORER_ONLY) has no translator
-    from nmt_score import __version__
+    from importlib.metadata import version as _version
+
+    __version__ = _version("nmt")
 
 __all__ = ["Translator", "Translation", "score", "__version__"]
