@@ -32,7 +32,11 @@ namespace {
 decode::SearchOptions search_options_of(const std::string& json) {
   decode::SearchOptions search;
   const auto given = nlohmann::json::parse(json);
-  for (const auto& spec : decode::search_option_specs()) spec.from_json(search, given);
+  try {
+    for (const auto& spec : decode::search_option_specs()) spec.from_json(search, given);
+  } catch (const RuntimeError& e) {  // a value of the wrong kind: the caller's argument
+    throw UsageError(e.what());
+  }
   decode::validate_search_options(search, [](const std::string& key) { return key; });
   return search;
 }
