@@ -1,6 +1,7 @@
 // nmt: the command users run. It links no LibTorch: it scores (`nmt bleu`) itself, translates
-// itself on nmt's CPU engine (`translate`, `eval`, `score` and `serve` with --engine native), and hands
-// every other command to nmt-torch beside it (exec, same process id, arguments, standard streams
+// itself on nmt's CPU engine (`translate`, `eval` and `score` unless they ask for LibTorch, and
+// `serve` with --engine native: runs_on_engine below), and hands every other command to
+// nmt-torch beside it (exec, same process id, arguments, standard streams
 // and exit code). Why two binaries: loading LibTorch's libraries takes 0.5-1 s and 120-170 MB
 // before main() runs (their static initialisers register thousands of operators), longer than
 // scoring a test set or translating a sentence takes, and LibTorch cannot be loaded later than
@@ -113,17 +114,38 @@ int run_here(int argc, char** argv) {
 }
 
 #if !defined(NMT_LAUNCHER_SCORER_ONLY) && !defined(NMT_LAUNCHER_WITHOUT_TORCH)
-// `--engine native` (or --engine=native) among the arguments: the command runs on the CPU engine
-// alone, so LibTorch need not be loaded. A value from a --config file goes to nmt-torch, which
-// reads it to the same effect.
-bool asks_for_native_engine(int argc, char** argv) {
-  for (int i = 2; i < argc; ++i) {
+// Whether `nmt translate`, `eval`, `score` or `serve` can run here, on the CPU engine, without
+// loading LibTorch: with --engine native always (what the engine cannot do is then refused, as
+// nmt-torch refuses it); by default (--engine auto) translate, eval and score when they ask for
+// nothing the engine lacks: no --engine torch, --device other than cpu, --sampling, phrases to
+// include (--constraints), --config file (its values are not read here), and every model
+// directory has its model.safetensors (format 2). The server stays nmt-torch's under auto: a
+// request may ask for sampling or phrases to include, which nmt-torch decodes on LibTorch.
+bool runs_on_engine(const std::string& subcommand, int argc, char** argv) {
+  std::string engine = "auto";
+  std::vector<std::string> models;
+  bool needs_torch = false;
+  for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg == "--") return false;
-    if (arg == "--engine=native" || (arg == "--engine" && i + 1 < argc && std::strcmp(argv[i + 1], "native") == 0))
-      return true;
+    const std::string next = i + 1 < argc ? argv[i + 1] : "";
+    auto value_of = [&](const std::string& flag, std::string& out) {
+      if (arg == flag) return out = next, ++i, true;
+      if (arg.rfind(flag + "=", 0) == 0) return out = arg.substr(flag.size() + 1), true;
+      return false;
+    };
+    std::string v;
+    if (arg == "--") break;
+    if (value_of("--engine", v)) engine = v;
+    else if (value_of("--device", v)) needs_torch |= v != "cpu";
+    else if (value_of("-m", v) || value_of("--model", v)) models.push_back(v);
+    else if (arg.rfind("--sampling", 0) == 0 || arg.rfind("--constraints", 0) == 0 || arg.rfind("--config", 0) == 0)
+      needs_torch = true;
   }
-  return false;
+  if (engine == "native") return true;
+  if (engine != "auto" || subcommand == "serve" || needs_torch || models.empty()) return false;
+  for (const auto& dir : models)
+    if (::access((dir + "/model.safetensors").c_str(), R_OK) != 0) return false;
+  return true;
 }
 #endif
 
@@ -155,7 +177,7 @@ int main(int argc, char** argv) {
   }
   return refuse_without_libtorch(argc, argv);
 #else
-  if (what == "bleu" || (here && asks_for_native_engine(argc, argv))) return run_here(argc, argv);
+  if (what == "bleu" || (here && runs_on_engine(what, argc, argv))) return run_here(argc, argv);
   return run_full_binary(argv);
 #endif
 }

@@ -193,3 +193,25 @@ def test_python_m_nmt_translates_as_the_api(models):
         assert done.stdout.splitlines() == [r.text for r in t.translate_batch(LINES, beam=3)]
     bad = subprocess.run([sys.executable, "-m", "nmt", "translate", "-m", "/nowhere"], capture_output=True, text=True)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1, bad.stderr
+
+
+def test_ctrl_c_stops_a_call_and_the_translator_carries_on(models):
+    script = f"""
+import os, signal, sys, threading, time
+import nmt
+t = nmt.Translator({models['gru']!r}, threads=1)
+texts = {LINES!r} * 3000
+threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+start = time.time()
+try:
+    t.translate_batch(texts, batch_size=1)
+    print("not interrupted")
+except KeyboardInterrupt:
+    print("interrupted after", round(time.time() - start, 1))
+print(t.translate_batch(["{LINES[0]}"])[0].text == t.translate_batch(["{LINES[0]}"])[0].text)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("interrupted"), done.stdout
+    assert lines[1] == "True"
