@@ -6,7 +6,7 @@
 #   nmt-torch --engine native   the same engine inside the LibTorch binary (LibTorch loaded)
 #   nmt --engine torch      LibTorch's decoder (handed to nmt-torch)
 #   CTranslate2             scripts/ct2_translate.py on the converted weights, from Python
-# for float32 and int8 (nmt --int8; CTranslate2's int8 conversion), median of alternating rounds,
+# for float32 and int8 (nmt quantize's copy; CTranslate2's int8 conversion), median of alternating rounds,
 # with the ratio to CTranslate2 measured in the same rounds.
 #
 #   NMT_BENCH_MODEL=runs/tsmall scripts/bench/bench-startup.sh
@@ -40,6 +40,8 @@ if [[ $type == transformer ]] && "$PY" -c 'import ctranslate2, sentencepiece' 2>
   "$PY" "$ROOT/scripts/nmt_to_ctranslate2.py" "$MODEL" -o "$OUT/ct2-int8" --quantization int8 --force 2>/dev/null
   ct2=1
 fi
+"$FULL" quantize "$MODEL" -o "$OUT/nmt-int8" --force 2> /dev/null
+declare -A NMT_DIR=([float32]="$MODEL" [int8]="$OUT/nmt-int8")
 RES="$OUT/results.jsonl"
 : > "$RES"
 sentence="A man is riding a bike down the street."
@@ -55,9 +57,7 @@ run() {
 }
 for ((round = 1; round <= ROUNDS; round++)); do
   for p in float32 int8; do
-    int8=()
-    [[ $p == int8 ]] && int8=(--int8)
-    common=(translate -q -m "$MODEL" --threads "$THREADS" "${int8[@]}")
+    common=(translate -q -m "${NMT_DIR[$p]}" --threads "$THREADS")
     run "$p/nmt native" "$NMT" "${common[@]}" --engine native
     run "$p/nmt-torch native" "$FULL" "${common[@]}" --engine native
     run "$p/nmt torch" "$NMT" "${common[@]}" --engine torch

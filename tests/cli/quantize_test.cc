@@ -205,10 +205,12 @@ TEST_F(QuantizeCli, ExistingOutputIsNotClobberedWithoutForce) {
   EXPECT_TRUE(fs::exists(fp32() + "/model.pt"));
 }
 
+// The LibTorch path reads model.pt or model.int8.pt (--engine torch); the engine reads
+// model.safetensors, whose damage tests/unit/models/weights_file_test.cc covers.
 TEST_F(QuantizeCli, Fp32WeightsWhereInt8BelongAreRefused) {
   const std::string broken = copy_of(int8(), "fp32-as-int8");
   fs::copy_file(fp32() + "/model.pt", broken + "/model.int8.pt", fs::copy_options::overwrite_existing);
-  auto r = run_command(translate("-m " + broken + " --input " + fixture("tiny.en")));
+  auto r = run_command(translate("--engine torch -m " + broken + " --input " + fixture("tiny.en")));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find(broken + "/model.int8.pt: not an int8 weights file"), std::string::npos) << r.err;
   expect_one_error_line(r);
@@ -217,7 +219,7 @@ TEST_F(QuantizeCli, Fp32WeightsWhereInt8BelongAreRefused) {
 TEST_F(QuantizeCli, Int8WeightsWhereFp32BelongAreRefused) {
   const std::string broken = copy_of(fp32(), "int8-as-fp32");
   fs::copy_file(int8() + "/model.int8.pt", broken + "/model.pt", fs::copy_options::overwrite_existing);
-  auto r = run_command(translate("-m " + broken + " --input " + fixture("tiny.en")));
+  auto r = run_command(translate("--engine torch -m " + broken + " --input " + fixture("tiny.en")));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find(broken + "/model.pt: int8 weights"), std::string::npos) << r.err;
   expect_one_error_line(r);
@@ -253,7 +255,7 @@ TEST_F(QuantizeCli, TruncatedOrCorruptedInt8FilesAreRefused) {
   flipped[middle] = static_cast<char>(flipped[middle] ^ 0x40);
   nmt::test::write_bytes(corrupted + "/model.int8.pt", flipped);
   for (const auto& broken : {truncated, corrupted}) {
-    auto r = run_command(translate("-m " + broken + " --input " + fixture("tiny.en")));
+    auto r = run_command(translate("--engine torch -m " + broken + " --input " + fixture("tiny.en")));
     EXPECT_EQ(r.exit_code, 1) << broken;
     EXPECT_NE(r.err.find(broken + "/model.int8.pt: "), std::string::npos) << r.err;
     expect_one_error_line(r);

@@ -396,16 +396,20 @@ TEST_F(Reliability, DivergedTrainingStopsWithAnErrorAndSavesNoNanModel) {
 }
 
 TEST_F(Reliability, CorruptedWeightsAreRefusedByTheirChecksum) {
-  const std::string run = copy_of_model("patched");
-  std::string bytes = slurp(run + "/model.pt");
-  // NaN bytes in the middle of the largest tensor's data (the zip stores tensors uncompressed).
-  for (size_t i = 0; i < 4; ++i) bytes[bytes.size() / 2 + i] = '\xFF';
-  write_bytes(run + "/model.pt", bytes);
-  auto r = run_command("echo 'A dog.' | " + translate("", run));
-  EXPECT_EQ(r.exit_code, 1) << r.err;
-  expect_one_error_line(r);
-  EXPECT_NE(r.err.find(run + "/model.pt"), std::string::npos) << r.err;
-  EXPECT_EQ(r.out, "");
+  // Each weights file is refused by the path that reads it: model.safetensors by the CPU engine
+  // (the default), model.pt by LibTorch's (--engine torch).
+  for (const auto& [file, flags] : {std::pair{"model.safetensors", ""}, std::pair{"model.pt", "--engine torch"}}) {
+    const std::string run = copy_of_model(std::string("patched-") + file);
+    std::string bytes = slurp(run + "/" + file);
+    // NaN bytes in the middle of the largest tensor's data (both store tensors uncompressed).
+    for (size_t i = 0; i < 4; ++i) bytes[bytes.size() / 2 + i] = '\xFF';
+    write_bytes(run + "/" + file, bytes);
+    auto r = run_command("echo 'A dog.' | " + translate(flags, run));
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    expect_one_error_line(r);
+    EXPECT_NE(r.err.find(run + "/" + file), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "");
+  }
 }
 
 // A weights file as LibTorch writes it, without nmt's checksum (files from before checksums).

@@ -185,9 +185,13 @@ TEST_F(BadCheckpoint, ConfigNotMatchingTheWeightsIsRefused) {
   std::string config = slurp(out + "/config.json");
   config.replace(config.find("\"d_model\": 32"), 13, "\"d_model\": 64");
   nmt::test::write_bytes(out + "/config.json", config);
-  auto r = run_command("echo hello | " + nmt::test::nmt_binary() + " translate -m " + out);
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find(out + "/model.pt"), std::string::npos) << r.err;
+  // The weights file named is the one read: model.safetensors on the CPU engine (the default),
+  // model.pt on LibTorch's path.
+  for (const auto& [flags, file] : {std::pair{"", "/model.safetensors"}, std::pair{" --engine torch", "/model.pt"}}) {
+    auto r = run_command("echo hello | " + nmt::test::nmt_binary() + " translate -m " + out + flags);
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find(out + file), std::string::npos) << r.err;
+  }
 }
 
 TEST(Resume, OutputDirectoryOfAnotherRunIsRefused) {
