@@ -41,15 +41,18 @@ decode::SearchOptions search_options_of(const std::string& json) {
   return search;
 }
 
-py::dict result_dict(const decode::TranslationResult& r, bool alignment) {
+// A hypothesis as translate_batch's Translation takes it; without `scores`, the figures that
+// need every token's log-probability are None (greedy search does not compute them then).
+py::dict result_dict(const decode::TranslationResult& r, bool alignment, bool scores) {
   py::dict d;
+  const auto figure = [scores](double v) { return scores ? py::object(py::float_(v)) : py::object(py::none()); };
   d["text"] = r.text;
   d["tokens"] = r.tokens;
   d["token_ids"] = r.token_ids;
-  d["score"] = r.score;
-  d["log_prob"] = r.log_prob;
-  d["confidence"] = r.confidence;
-  d["token_log_probs"] = r.token_log_probs;
+  d["score"] = figure(r.score);
+  d["log_prob"] = figure(r.log_prob);
+  d["confidence"] = figure(r.confidence);
+  d["token_log_probs"] = scores ? py::cast(r.token_log_probs) : py::object(py::none());
   d["repetition"] = r.repetition;
   d["unmet_constraints"] = r.unmet_constraints;
   d["alignment"] = alignment ? py::object(py::str(r.alignment)) : py::object(py::none());
@@ -76,7 +79,7 @@ class Service {
                                                const std::vector<std::vector<std::string>>& include,
                                                const std::vector<std::vector<std::string>>& avoid,
                                                const std::string& search_json, bool alignment, bool markup,
-                                               bool split_sentences) {
+                                               bool split_sentences, bool scores) {
     decode::SearchOptions search = search_options_of(search_json);
     std::vector<decode::TranslationRequest> requests(texts.size());
     bool constrained = false;
@@ -90,7 +93,7 @@ class Service {
     }
     decode::ResultOptions fields;
     fields.constrained = constrained;
-    fields.token_log_probs = true;
+    fields.token_log_probs = scores;
     fields.alignment = alignment;
     fields.markup = markup;
     fields.split_sentences = split_sentences && !markup;
@@ -105,7 +108,7 @@ class Service {
     }
     std::vector<std::vector<py::dict>> out(results.size());
     for (size_t i = 0; i < results.size(); ++i)
-      for (const auto& r : results[i]) out[i].push_back(result_dict(r, alignment));
+      for (const auto& r : results[i]) out[i].push_back(result_dict(r, alignment, scores));
     return out;
   }
 

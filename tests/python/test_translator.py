@@ -215,3 +215,11 @@ print(t.translate_batch(["{LINES[0]}"])[0].text == t.translate_batch(["{LINES[0]
     lines = done.stdout.splitlines()
     assert lines[0].startswith("interrupted"), done.stdout
     assert lines[1] == "True"
+
+
+def test_without_scores_the_same_translations_and_no_figures(models):
+    with nmt.Translator(models["gru"], threads=1) as t:
+        with_scores = t.translate_batch(LINES)
+        without = t.translate_batch(LINES, return_scores=False)
+    assert [r.text for r in without] == [r.text for r in with_scores]
+    assert all(r.score is None and r.log_prob is None and r.token_log_probs is None for r in without)

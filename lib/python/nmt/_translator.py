@@ -20,16 +20,18 @@ class Translation:
     """One hypothesis, with the fields of ``nmt translate --json``.
 
     ``nbest`` holds every hypothesis best first (this one included) when more than one was asked
-    for; ``alignment`` is Pharaoh-style word links ("0-0 1-2 ...") when asked for, else None.
+    for; ``alignment`` is Pharaoh-style word links ("0-0 1-2 ...") when asked for, else None;
+    ``score``, ``log_prob``, ``confidence`` and ``token_log_probs`` are None when the call asked
+    for no scores (``return_scores=False``).
     """
 
     text: str
     tokens: List[str]
     token_ids: List[int]
-    score: float
-    log_prob: float
-    confidence: float
-    token_log_probs: List[float]
+    score: Optional[float]
+    log_prob: Optional[float]
+    confidence: Optional[float]
+    token_log_probs: Optional[List[float]]
     repetition: bool
     unmet_constraints: List[str]
     alignment: Optional[str]
@@ -116,7 +118,8 @@ class Translator:
                         prefixes: Optional[Sequence[str]] = None,
                         constraints: Optional[Sequence[Sequence[str]]] = None,
                         avoid: Optional[Sequence[Sequence[str]]] = None, alignment: bool = False,
-                        markup: bool = False, split_sentences: bool = True) -> List[Translation]:
+                        markup: bool = False, split_sentences: bool = True,
+                        return_scores: bool = True) -> List[Translation]:
         """Translates each text (a sentence or a paragraph), as ``nmt translate`` does.
 
         The search options are ``nmt translate``'s (``--beam``, ``--nbest``, ``--alpha``,
@@ -126,7 +129,9 @@ class Translator:
         with; ``constraints``/``avoid``: per text, phrases its translation must contain (beam
         search) / must not. ``markup``: texts with inline tags, put back around the translated
         words. ``split_sentences``: a text of several sentences is translated sentence by
-        sentence and joined (``--whole-lines`` is False). Returns one Translation per text.
+        sentence and joined (``--whole-lines`` is False). ``return_scores=False`` skips every
+        token's log-probability (faster greedy search; the figures are then None). Returns one
+        Translation per text.
         """
         texts = _texts("texts", texts)
         n = len(texts)
@@ -146,14 +151,15 @@ class Translator:
             if not isinstance(sampling, str):
                 raise TypeError(f"sampling must be str ('top-k:K' or 'top-p:P'), not {type(sampling).__name__}")
             search["sampling"] = sampling
-        for name, flag in (("alignment", alignment), ("markup", markup), ("split_sentences", split_sentences)):
+        for name, flag in (("alignment", alignment), ("markup", markup), ("split_sentences", split_sentences),
+                           ("return_scores", return_scores)):
             if not isinstance(flag, bool):
                 raise TypeError(f"{name} must be bool, not {type(flag).__name__}")
         prefix_list = _texts("prefixes", prefixes, n) if prefixes is not None else []
         include = _phrase_lists("constraints", constraints, n)
         avoided = _phrase_lists("avoid", avoid, n)
         raw = self._live().translate(texts, prefix_list, include, avoided, json.dumps(search), alignment, markup,
-                                     split_sentences)
+                                     split_sentences, return_scores)
         out = []
         for hypotheses in raw:
             best = [Translation(**h) for h in hypotheses]
