@@ -117,10 +117,10 @@ int run_here(int argc, char** argv) {
 // Whether `nmt translate`, `eval`, `score` or `serve` can run here, on the CPU engine, without
 // loading LibTorch: with --engine native always (what the engine cannot do is then refused, as
 // nmt-torch refuses it); by default (--engine auto) translate, eval and score when they ask for
-// nothing the engine lacks: no --engine torch, --device other than cpu, --sampling, phrases to
-// include (--constraints), --config file (its values are not read here), and every model
+// nothing the engine lacks: no --engine torch, --device other than cpu, phrases to include
+// (--constraints), --config file (its values are not read here), and every model
 // directory has its model.safetensors (format 2). The server stays nmt-torch's under auto: a
-// request may ask for sampling or phrases to include, which nmt-torch decodes on LibTorch.
+// request may ask for phrases to include, which nmt-torch decodes on LibTorch.
 bool runs_on_engine(const std::string& subcommand, int argc, char** argv) {
   std::string engine = "auto";
   std::vector<std::string> models;
@@ -138,7 +138,7 @@ bool runs_on_engine(const std::string& subcommand, int argc, char** argv) {
     if (value_of("--engine", v)) engine = v;
     else if (value_of("--device", v)) needs_torch |= v != "cpu";
     else if (value_of("-m", v) || value_of("--model", v)) models.push_back(v);
-    else if (arg.rfind("--sampling", 0) == 0 || arg.rfind("--constraints", 0) == 0 || arg.rfind("--config", 0) == 0)
+    else if (arg.rfind("--constraints", 0) == 0 || arg.rfind("--config", 0) == 0)
       needs_torch = true;
   }
   if (engine == "native") return true;

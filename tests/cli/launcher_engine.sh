@@ -50,8 +50,11 @@ assert worst <= 1e-4, f"engine and LibTorch scores differ by {worst}"
 PY
 # What the engine cannot do is refused in one line, exit 2, naming what to use instead.
 status=0
-"$nmt" translate -q --engine native -m "$work/model3" --sampling top-k:5 < "$src" > /dev/null 2> "$work/err" || status=$?
-[[ $status -eq 2 ]] && grep -q -- "--engine native: .*sampling.*use --engine torch" "$work/err" || { cat "$work/err"; exit 1; }
+for _ in $(seq "$(wc -l < "$src")"); do echo chien; done > "$work/include"
+"$nmt" translate -q --engine native -m "$work/model3" --constraints "$work/include" < "$src" > /dev/null 2> "$work/err" || status=$?
+[[ $status -eq 2 ]] && grep -q -- "--engine native: .*phrases to include.*use --engine torch" "$work/err" || { cat "$work/err"; exit 1; }
+# Sampling runs here, on the engine, drawing what nmt-torch's LibTorch decoder draws for a seed.
+same -m "$work/model3" --sampling top-k:5 --seed 11
 # A server on the engine: this very process (not nmt-torch) answers, and it maps no LibTorch.
 "$nmt" serve --engine native -m "$work/model3" --port 0 --threads 1 -q 2> "$work/serve.log" &
 server=$!

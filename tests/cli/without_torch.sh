@@ -15,7 +15,8 @@ fixtures=$root/data/fixtures
 "$random_model" "$work/gru" gru "$fixtures/tiny.en" "$fixtures/tiny.fr"
 src=$fixtures/tiny.en lines=$(wc -l < "$fixtures/tiny.en")
 for flags in "-m $work/transformer" "-m $work/gru --beam 3" "-m $work/transformer -m $work/gru --beam 2" \
-             "-m $work/transformer --int8" "-m $work/gru --beam 3 --nbest 2 --json --alignment"; do
+             "-m $work/transformer --int8" "-m $work/gru --sampling top-p:0.9 --seed 5" \
+             "-m $work/gru --beam 3 --nbest 2 --json --alignment"; do
   # shellcheck disable=SC2086
   "$nmt" translate -q --threads 1 $flags < "$src" > "$work/a" 2> "$work/err" || { echo "$flags:"; cat "$work/err"; exit 1; }
   # shellcheck disable=SC2086
@@ -50,7 +51,8 @@ refused() {  # refused PATTERN COMMAND...
 refused "needs LibTorch.*NMT_LIBTORCH=none" train --preset transformer-tiny --train x --valid x --out "$work/m"
 refused "needs LibTorch.*NMT_LIBTORCH=none" average -m "$work/transformer" -o "$work/avg"
 refused "without LibTorch" translate -q -m "$work/transformer" --engine torch
-refused "sampling.*NMT_LIBTORCH=none" translate -q -m "$work/transformer" --sampling top-k:5
+for _ in $(seq "$lines"); do echo un; done > "$work/include"
+refused "phrases to include.*NMT_LIBTORCH=none" translate -q -m "$work/transformer" --constraints "$work/include"
 "$nmt" --version | grep -q "no LibTorch"
 # A server on the engine answers as translate does.
 "$nmt" serve -m "$work/transformer" --port 0 --threads 1 -q 2> "$work/serve.log" &

@@ -192,6 +192,15 @@ struct Case {
   decode::DecodeOptions options;  // the search as options.search says (make_search_strategy)
 };
 
+// Sampling draws the same token from the same generator on both engines unless the draw falls
+// within float rounding of a boundary between two candidates (or of the nucleus's edge), which
+// then sends the rest of that sentence another way: rare (1 of 150 sentences in these models),
+// so nearly all must be the same, and those the same must score alike.
+Tolerance tolerance_of(const Case& c, Tolerance tol) {
+  if (!c.options.search.sampling.empty()) tol.min_same = std::min(tol.min_same, 0.97);
+  return tol;
+}
+
 std::vector<Case> cases() {
   std::vector<Case> out;
   auto with = [](decode::DecodeOptions d, auto change) {
@@ -216,6 +225,15 @@ std::vector<Case> cases() {
                    d.record_attention = true;
                    d.alignment.layer = 0;
                    d.alignment.head = 1;
+                 })});
+  out.push_back({"sampling top-k:5 at temperature 0.8, seed 7", with(base, [](auto& d) {
+                   d.search.sampling = "top-k:5";
+                   d.search.temperature = 0.8;
+                   d.search.seed = 7;
+                 })});
+  out.push_back({"sampling top-p:0.9, no-repeat 2", with(base, [](auto& d) {
+                   d.search.sampling = "top-p:0.9";
+                   d.search.no_repeat_ngram = 2;
                  })});
   out.push_back({"beam 5, batches of 3, short limit", with(beam5, [](auto& d) {
                    d.search.batch_size = 3;
@@ -246,10 +264,10 @@ void compare_on(decode::DecodingModel& model, const engine::Engine& engine, cons
     const decode::DecodeOptions& d = c.options;
     const auto strategy = decode::make_search_strategy(d.search);
     expect_same(decode::search(model, sources, d, *strategy), decode::engine_search(engine, sources, d, nullptr, nullptr),
-                name + ", " + c.name, tol);
+                name + ", " + c.name, tolerance_of(c, tol));
     expect_same(decode::search(model, sources, d, *strategy, &prefixes, &avoided),
                 decode::engine_search(engine, sources, d, &prefixes, &avoided),
-                name + ", " + c.name + ", prefixes and avoided phrases", tol);
+                name + ", " + c.name + ", prefixes and avoided phrases", tolerance_of(c, tol));
   }
 }
 

@@ -60,6 +60,8 @@ CASES = [
     ("no-repeat 2, short limit", ["transformer"], {"no_repeat_ngram": 2, "max_len_a": 0.5, "max_len_b": 3},
      ["--no-repeat-ngram", "2", "--max-len-a", "0.5", "--max-len-b", "3"]),
     ("whole lines", ["gru"], {"split_sentences": False}, ["--whole-lines"]),
+    ("sampling top-k:5, seed 3", ["transformer"], {"sampling": "top-k:5", "seed": 3},
+     ["--sampling", "top-k:5", "--seed", "3"]),
 ]
 
 
@@ -157,8 +159,10 @@ def test_bad_input_is_a_python_exception_with_nmts_message(models, tmp_path):
         t.translate_batch(["a"], beam=2, nbest=3)
     with pytest.raises(ValueError, match="length_penalty"):
         t.translate_batch(["a"], length_penalty="longest")
-    with pytest.raises(ValueError, match="sampling"):
-        t.translate_batch(["a"], sampling="top-k:5")  # not on the CPU engine yet: said so
+    with pytest.raises(ValueError, match="phrases to include"):
+        t.translate_batch(["a"], beam=2, constraints=[["un"]])  # not on the CPU engine yet: said so
+    with pytest.raises(ValueError, match="top-k"):
+        t.translate_batch(["a"], sampling="top-k:0")
     with pytest.raises(ValueError, match="prefixes has 1 items for 2 texts"):
         t.translate_batch(["a", "b"], prefixes=["x"])
     with pytest.raises(FileNotFoundError, match="no such model directory"):

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "nmt/decode/sampling_draw.h"
 #include "nmt/engine/safetensors_weights.h"
 #include "nmt/models/gru_config.h"
 #include "nmt/models/transformer_config.h"
@@ -68,8 +69,8 @@ std::string engine_cannot_decode(const models::ModelConfig& config) {
 }
 
 std::string engine_cannot_search(SearchKind kind, bool any_positive_constraints) {
+  (void)kind;  // greedy, beam search and sampling all run on the engine
   if (any_positive_constraints) return "the CPU engine does not search for phrases to include yet";
-  if (kind == SearchKind::kSampling) return "the CPU engine runs greedy and beam search only (not sampling) for now";
   return "";
 }
 
@@ -111,6 +112,11 @@ std::vector<SearchResult> engine_search(const engine::Engine& engine, const std:
   const SearchKind kind = search_kind(options.search, options.constrained);
   if (const std::string why = engine_cannot_search(kind, any_include); !why.empty()) throw UsageError(why);
   engine::EngineDecodeOptions e = engine_options(options);
+  if (kind == SearchKind::kSampling) {
+    e.search.sampling = true;
+    e.search.sample = options.search.sampling_options();
+    check_sampling_options(e.search.sample);
+  }
   if (kind == SearchKind::kBeam) {
     e.search.beam_search = true;
     e.search.beam = beam_options(options.search);

@@ -119,6 +119,7 @@ std::vector<decode::SearchResult> Engine::search_batch(Workspace& w, const std::
     w.source_ptrs.push_back(&w.sources[b]);
     SearchRow& row = rows[b];
     row.source_len = static_cast<int64_t>(kept) + 1;
+    row.source_index = ids[b];
     row.prefix = prefixes ? &(*prefixes)[ids[b]] : &kNoPrefix;
     row.constraints = constraints ? &(*constraints)[ids[b]] : &kNoConstraints;
     if (!row.constraints->include.empty()) throw UsageError("the CPU engine cannot search for phrases to include");
@@ -129,7 +130,8 @@ std::vector<decode::SearchResult> Engine::search_batch(Workspace& w, const std::
   }
   for (auto& run : w.runs) run->start(w.source_ptrs);
   MembersDecoder decoder(w.runs, options.attention_layer, options.attention_head);
-  return options.search.beam_search && !options.search.forced ? beam_search(decoder, rows, options.search)
+  return options.search.beam_search && !options.search.forced && !options.search.sampling
+             ? beam_search(decoder, rows, options.search)
                                                               : greedy_search(decoder, rows, options.search);
 }
 

@@ -7,8 +7,10 @@
 
 #include "nmt/decode/ngram_bans.h"
 #include "nmt/decode/row_log_probs.h"
+#include "nmt/decode/sampling_draw.h"
 #include "nmt/text/special_ids.h"
 #include "nmt/util/error.h"
+#include "nmt/util/rng.h"
 
 namespace nmt::engine {
 using decode::Hypothesis;
@@ -62,6 +64,10 @@ std::vector<SearchResult> greedy_search(StepDecoder& decoder, const std::vector<
   std::vector<int32_t> tokens(static_cast<size_t>(B), kBosId), next;
   std::vector<float> scores, attention, scratch(static_cast<size_t>(V));
   std::vector<int64_t> keep;
+  std::vector<SplitMix64> generators;  // sampling: one per row, as decode/sampling.cc seeds them
+  if (options.sampling)
+    for (const auto& r : rows) generators.emplace_back(mix_seed(options.sample.seed, r.source_index));
+  const bool scored = options.token_log_probs || options.forced || options.sampling;
   for (int64_t t = 0; t < longest + 1 && !alive.empty(); ++t) {
     decoder.step(tokens, scores, options.record_attention ? &attention : nullptr);
     const int64_t width = decoder.attention_width();
@@ -73,14 +79,19 @@ std::vector<SearchResult> greedy_search(StepDecoder& decoder, const std::vector<
       float* s = scores.data() + static_cast<int64_t>(r) * V;
       const bool in_prefix = t < static_cast<int64_t>(row.prefix->size());
       if (ban && !options.forced) ban_tokens(s, in_prefix ? nullptr : &h.tokens, row.constraints, options.no_repeat_ngram);
-      const int64_t token = in_prefix ? (*row.prefix)[static_cast<size_t>(t)] : options.forced ? kEosId : argmax(s, V);
+      // A sampled row draws inside its prefix too (the draw is then overridden), as on LibTorch.
+      const int64_t drawn = options.sampling ? decode::draw_token(decode::sampling_candidates(s, V, options.sample),
+                                                                  generators[static_cast<size_t>(alive[r])])
+                            : options.forced || in_prefix ? kEosId
+                                                          : argmax(s, V);
+      const int64_t token = in_prefix ? (*row.prefix)[static_cast<size_t>(t)] : drawn;
       const bool at_limit = !options.forced && static_cast<int64_t>(h.tokens.size()) >= row.limit;
       const bool done = token == kEosId || at_limit;
       // Cut off by the length limit: the last step belongs to a token that is not emitted.
       const bool emitted = !(at_limit && token != kEosId);
       if (emitted && options.record_attention)
         h.attention.push_back(attention_row(attention, static_cast<int64_t>(r), width, row.source_len));
-      if (emitted && (options.token_log_probs || options.forced)) {
+      if (emitted && scored) {
         const double lp = static_cast<double>(s[token]) - decode::row_log_sum_exp(s, V, scratch.data());
         h.token_log_probs.push_back(lp);
         h.log_prob += lp;
@@ -108,7 +119,10 @@ std::vector<SearchResult> greedy_search(StepDecoder& decoder, const std::vector<
   }
   std::vector<SearchResult> out;
   out.reserve(hyps.size());
-  for (auto& h : hyps) out.push_back({std::move(h)});
+  for (auto& h : hyps) {
+    if (!options.token_log_probs && !options.forced) h.token_log_probs.clear();  // a sample's log_prob stays
+    out.push_back({std::move(h)});
+  }
   return out;
 }
 

@@ -2,13 +2,15 @@
 // Greedy and beam search on the CPU engine, torch-free: the same algorithms as decode/greedy.cc
 // and decode/beam.cc (fairseq's beam search, or Marian's shrinking beams), reading the same
 // log-probabilities (decode/row_log_probs.h) and banning the same tokens, so both engines
-// choose the same translations; forced decoding (scoring a given output) as decode/forced.cc.
-// Phrases a translation must contain and sampling stay on the LibTorch path for now.
+// choose the same translations; sampling as decode/sampling.cc (the same draws for a seed) and
+// forced decoding (scoring a given output) as decode/forced.cc. Phrases a translation must
+// contain stay on the LibTorch path for now.
 #include <cstdint>
 #include <vector>
 
 #include "nmt/decode/beam_options.h"
 #include "nmt/decode/hypothesis.h"
+#include "nmt/decode/search_options.h"
 #include "nmt/text/lexical_constraints.h"
 
 namespace nmt::engine {
@@ -32,6 +34,7 @@ struct SearchRow {
   int64_t limit = 0;       // most output tokens without EOS, prefix included
   const text::TokenIds* prefix = nullptr;               // never null (may be empty)
   const text::LineConstraints* constraints = nullptr;   // never null; phrases to avoid only
+  size_t source_index = 0;  // the sentence's place in the call's input (its sampling generator's seed)
 };
 
 struct EngineSearchOptions {
@@ -40,6 +43,10 @@ struct EngineSearchOptions {
   int64_t no_repeat_ngram = 0;
   bool token_log_probs = false;
   bool record_attention = false;
+  // Sampling (greedy_search only): each next token drawn as decode/sampling.h draws it, from
+  // the sentence's own generator seeded by (sample.seed, SearchRow::source_index).
+  bool sampling = false;
+  decode::SamplingOptions sample;
   // Forced decoding (greedy_search only): each row's prefix is its whole output, then EOS, with
   // every token's log-probability (scoring a translation); no bans, no length limit.
   bool forced = false;
