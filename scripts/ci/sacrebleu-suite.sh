@@ -38,7 +38,7 @@ suite=$work/sacrebleu-$SACREBLEU_VERSION
 start=$SECONDS
 say "pip install . (nmt_score, from the torch-free core; the scorer alone: NMT_SCORER_ONLY)"
 # Make, not Ninja: set-up installs no Ninja, and scikit-build-core would fetch one from PyPI.
-CMAKE_GENERATOR="Unix Makefiles" pip install --no-build-isolation -C cmake.define.NMT_SCORER_ONLY=ON "$root" \
+CMAKE_GENERATOR="Unix Makefiles" pip install --no-build-isolation --config-settings cmake.define.NMT_SCORER_ONLY=ON "$root" \
   > "$work/pip-install.log" 2>&1 ||
   { tail -n 30 "$work/pip-install.log" >&2; die "pip install . failed (its log above)"; }
 say "built and installed in $((SECONDS - start)) s"
