@@ -28,6 +28,18 @@ phase() {
   phase_start=$SECONDS
 }
 phases=()
+# Runs a suite whose last line is "N passed, N failed", logging to LOG, and adds its counts to the
+# variant's ($p, $f) and the totals; a suite that fails without that line counts as one failure.
+run_counted() {
+  local log=$1 status=0 np nf
+  shift
+  "$@" 2>&1 | tee "$log" || status=$?
+  read -r np nf < <(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed$/\1 \2/p' "$log" | tail -n 1) || true
+  np=${np:-0} nf=${nf:-1}
+  ((status == 0)) || ((nf > 0)) || nf=1
+  p=$((p + np)) f=$((f + nf))
+  passed=$((passed + np)) failed=$((failed + nf))
+}
 for variant in "${variants[@]}"; do
   start=$SECONDS
   phase_start=$SECONDS
@@ -71,26 +83,12 @@ for variant in "${variants[@]}"; do
   phase "tests ($variant)"
   if [[ $variant == none ]]; then
     # The Python package with the translator, built as a wheel and installed in a fresh venv.
-    py_log="$build/python-package.log"
-    py_status=0
-    bash scripts/ci/python-package.sh "$build" 2>&1 | tee "$py_log" || py_status=$?
-    read -r pp pf < <(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed$/\1 \2/p' "$py_log" | tail -n 1) || true
-    pp=${pp:-0} pf=${pf:-1}
-    ((py_status == 0)) || ((pf > 0)) || pf=1
-    p=$((p + pp)) f=$((f + pf))
-    passed=$((passed + pp)) failed=$((failed + pf))
+    run_counted "$build/python-package.log" bash scripts/ci/python-package.sh "$build"
     phase "Python package (wheel, pytest)"
   fi
   if [[ $variant == scorer ]]; then
     # sacreBLEU 2.6.0's own test files against the Python module; its last line: "N passed, N failed".
-    suite_log="$build/sacrebleu-suite.log"
-    suite_status=0
-    bash scripts/ci/sacrebleu-suite.sh 2>&1 | tee "$suite_log" || suite_status=$?
-    read -r sp sf < <(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed$/\1 \2/p' "$suite_log" | tail -n 1) || true
-    sp=${sp:-0} sf=${sf:-1}
-    ((suite_status == 0)) || ((sf > 0)) || sf=1
-    p=$((p + sp)) f=$((f + sf))
-    passed=$((passed + sp)) failed=$((failed + sf))
+    run_counted "$build/sacrebleu-suite.log" bash scripts/ci/sacrebleu-suite.sh
     phase "sacreBLEU's suite (python)"
   fi
   summary+=("$version: $p passed, $f failed ($(((SECONDS - start) / 60)) min with setup and build)")

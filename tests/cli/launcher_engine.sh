@@ -7,6 +7,7 @@
 set -euo pipefail
 nmt=$1 root=$2
 full="$(dirname "$nmt")/nmt-torch"
+source "$root/tests/support/serve_helpers.sh"
 work=$(mktemp -d)
 server=
 cleanup() { [[ -z $server ]] || kill "$server" 2>/dev/null || true; rm -rf "$work"; }
@@ -56,27 +57,11 @@ for _ in $(seq "$(wc -l < "$src")"); do echo chien; done > "$work/include"
 # Sampling runs here, on the engine, drawing what nmt-torch's LibTorch decoder draws for a seed.
 same -m "$work/model3" --sampling top-k:5 --seed 11
 # A server on the engine: this very process (not nmt-torch) answers, and it maps no LibTorch.
-"$nmt" serve --engine native -m "$work/model3" --port 0 --threads 1 -q 2> "$work/serve.log" &
-server=$!
-port=
-for _ in $(seq 300); do
-  port=$(sed -n 's/.*listening on http:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$work/serve.log")
-  [[ -n $port ]] && break
-  kill -0 "$server" 2>/dev/null || { cat "$work/serve.log"; exit 1; }
-  sleep 0.1
-done
-[[ -n $port ]] || { echo "nmt serve did not start"; cat "$work/serve.log"; exit 1; }
+start_server "$work/serve.log" "$nmt" --engine native -m "$work/model3" --threads 1 -q
 [[ $(readlink "/proc/$server/exe") == "$(readlink -f "$nmt")" ]] || { echo "the server is $(readlink "/proc/$server/exe")"; exit 1; }
 if grep -E "libtorch|libc10" "/proc/$server/maps"; then echo "nmt serve --engine native mapped LibTorch"; exit 1; fi
 first=$(head -n 1 "$src")
 expected=$("$full" translate -q --threads 1 --engine native -m "$work/model3" <<< "$first")
-got=$(python3 - "$port" "$first" <<'PY'
-import json, sys, urllib.request
-port, text = sys.argv[1], sys.argv[2]
-req = urllib.request.Request(f"http://127.0.0.1:{port}/translate", data=json.dumps({"text": text}).encode(),
-                             headers={"Content-Type": "application/json"})
-print(json.load(urllib.request.urlopen(req))["translation"])
-PY
-)
+got=$(post_translate "$port" "$first")
 [[ "$got" == "$expected" ]] || { echo "served '$got', nmt-torch '$expected'"; exit 1; }
 echo "launcher_engine: ok"

@@ -6,6 +6,7 @@
 #   without_torch.sh NMT_BINARY NMT_RANDOM_MODEL SOURCE_DIR
 set -euo pipefail
 nmt=$1 random_model=$2 root=$3
+source "$root/tests/support/serve_helpers.sh"
 work=$(mktemp -d)
 server=
 cleanup() { [[ -z $server ]] || kill "$server" 2>/dev/null || true; rm -rf "$work"; }
@@ -55,25 +56,9 @@ for _ in $(seq "$lines"); do echo un; done > "$work/include"
 refused "phrases to include.*NMT_LIBTORCH=none" translate -q -m "$work/transformer" --constraints "$work/include"
 "$nmt" --version | grep -q "no LibTorch"
 # A server on the engine answers as translate does.
-"$nmt" serve -m "$work/transformer" --port 0 --threads 1 -q 2> "$work/serve.log" &
-server=$!
-port=
-for _ in $(seq 300); do
-  port=$(sed -n 's/.*listening on http:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$work/serve.log")
-  [[ -n $port ]] && break
-  kill -0 "$server" 2>/dev/null || { cat "$work/serve.log"; exit 1; }
-  sleep 0.1
-done
-[[ -n $port ]] || { echo "nmt serve did not start"; cat "$work/serve.log"; exit 1; }
+start_server "$work/serve.log" "$nmt" -m "$work/transformer" --threads 1 -q
 first=$(head -n 1 "$src")
 expected=$("$nmt" translate -q --threads 1 -m "$work/transformer" <<< "$first")
-got=$(python3 - "$port" "$first" <<'PY'
-import json, sys, urllib.request
-port, text = sys.argv[1], sys.argv[2]
-req = urllib.request.Request(f"http://127.0.0.1:{port}/translate", data=json.dumps({"text": text}).encode(),
-                             headers={"Content-Type": "application/json"})
-print(json.load(urllib.request.urlopen(req))["translation"])
-PY
-)
+got=$(post_translate "$port" "$first")
 [[ "$got" == "$expected" ]] || { echo "served '$got', translate '$expected'"; exit 1; }
 echo "without_torch: ok"

@@ -8,6 +8,7 @@ set -euo pipefail
 nmt=$1 root=$2
 source "$root/tests/equivalence/reference_python.sh"
 require_python_modules "libretranslatepy"
+source "$root/tests/support/serve_helpers.sh"
 work=$(mktemp -d)
 server=
 cleanup() { [[ -z $server ]] || kill "$server" 2>/dev/null || true; rm -rf "$work"; }
@@ -18,16 +19,7 @@ sentence="A man is riding a bicycle down the street."
 expected=$(echo "$sentence" | "$nmt" translate -q --threads 1 -m "$work/model")
 echo "s3cret-key" > "$work/key"
 for key in "" s3cret-key; do
-  "$nmt" serve -m "$work/model" --port 0 --threads 1 -q ${key:+--api-key-file "$work/key"} 2> "$work/serve.log" &
-  server=$!
-  port=
-  for _ in $(seq 600); do
-    port=$(sed -n 's/.*listening on http:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$work/serve.log")
-    [[ -n $port ]] && break
-    kill -0 "$server" 2>/dev/null || { cat "$work/serve.log"; exit 1; }
-    sleep 0.1
-  done
-  [[ -n $port ]] || { echo "nmt serve did not start"; cat "$work/serve.log"; exit 1; }
+  start_server "$work/serve.log" "$nmt" -m "$work/model" --threads 1 -q ${key:+--api-key-file "$work/key"}
   "$py" - "$port" "$key" "$sentence" "$expected" <<'PY'
 import sys
 import urllib.error
@@ -49,7 +41,5 @@ if key:
         assert e.code == 400, e.code
 print(f"libretranslatepy: {'with' if key else 'without'} a key: {got!r}")
 PY
-  kill "$server"
-  wait "$server" 2>/dev/null || true
-  server=
+  stop_server
 done

@@ -9,7 +9,7 @@
 #include "nmt/models/gru_config.h"
 #include "nmt/models/transformer_config.h"
 #include "nmt/util/error.h"
-#include "nmt/tensor/threads.h"
+#include "nmt/util/thread_count.h"
 
 namespace nmt::decode {
 namespace {

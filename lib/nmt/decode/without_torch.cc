@@ -4,10 +4,6 @@
 // that say training needs LibTorch. The LibTorch library defines the same functions
 // (torch_decoder.cc, tensor/threads.cc, models/transformer.cc, models/gru_bahdanau.cc); a
 // binary links one or the other, never both.
-#include <algorithm>
-#include <atomic>
-#include <thread>
-
 #include <fmt/format.h>
 
 #include "nmt/decode/cpu_engine.h"
@@ -18,19 +14,8 @@
 
 namespace nmt {
 
-namespace {
-std::atomic<int> g_threads{0};  // set_threads's last N > 0
-}  // namespace
-
-int configured_threads() {
-  const int n = g_threads.load(std::memory_order_relaxed);
-  return n > 0 ? n : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-}
-
 // The engine's products take their threads per call (EngineDecodeOptions::threads).
-void set_threads(int threads) {
-  if (threads > 0) g_threads.store(threads, std::memory_order_relaxed);
-}
+void set_threads(int threads) { remember_threads(threads); }
 
 namespace decode {
 

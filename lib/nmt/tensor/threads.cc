@@ -2,27 +2,15 @@
 
 #include <dlfcn.h>
 
-#include <algorithm>
-#include <atomic>
 #include <cstdlib>
-#include <thread>
 
 #include <torch/torch.h>
 
 namespace nmt {
 
-namespace {
-std::atomic<int> g_threads{0};  // set_threads's last N > 0
-}  // namespace
-
-int configured_threads() {
-  const int n = g_threads.load(std::memory_order_relaxed);
-  return n > 0 ? n : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-}
-
 void set_threads(int threads) {
   if (threads <= 0) return;
-  g_threads.store(threads, std::memory_order_relaxed);
+  remember_threads(threads);
   // Matrix products dominate and run in OpenBLAS, which keeps its own thread pool. LibTorch's
   // OpenMP workers spin after each parallel region and steal those cores, so when OpenBLAS is
   // present it gets the N threads and LibTorch's intra-op pool 1 (measured on 2 cores,
