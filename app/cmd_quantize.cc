@@ -7,7 +7,7 @@
 #include "commands.h"
 #include "option_binder.h"
 #include "nmt/models/conversion_options.h"
-#include "nmt/models/quantize.h"
+#include "nmt/models/int8_copy.h"
 #include "nmt/quant/int8_gemm.h"
 
 namespace nmt::cli {

@@ -50,10 +50,14 @@ const std::vector<std::string> kAllSubcommands = {"train",    "prepare", "transl
 #ifdef NMT_LAUNCHER_SCORER_ONLY
 const std::vector<std::string> kHere = {"bleu"};
 const char* const kBuildName = "the scorer-only build (NMT_SCORER_ONLY)";
-#else
-// What runs here, on the CPU engine (with --engine native in a LibTorch build).
-const std::vector<std::string> kHere = {"translate", "eval", "score", "serve", "bleu"};
+#elif defined(NMT_LAUNCHER_WITHOUT_TORCH)
+// What runs without LibTorch: the engine's commands and int8 copies of its models.
+const std::vector<std::string> kHere = {"translate", "eval", "score", "serve", "quantize", "bleu"};
 const char* const kBuildName = "built without LibTorch (NMT_LIBTORCH=none)";
+#else
+// What runs here, on the CPU engine (with --engine native in a LibTorch build); nmt-torch's
+// quantize also writes model.int8.pt, for LibTorch programs.
+const std::vector<std::string> kHere = {"translate", "eval", "score", "serve", "bleu"};
 #endif
 
 #if defined(NMT_LAUNCHER_SCORER_ONLY) || defined(NMT_LAUNCHER_WITHOUT_TORCH)
@@ -108,6 +112,9 @@ int run_here(int argc, char** argv) {
   nmt::cli::add_eval_command(app);
   nmt::cli::add_score_command(app);
   nmt::cli::add_serve_command(app);
+#endif
+#ifdef NMT_LAUNCHER_WITHOUT_TORCH
+  nmt::cli::add_quantize_command(app);
 #endif
   nmt::cli::add_bleu_command(app);
   return nmt::cli::run_app(app, argc, argv);

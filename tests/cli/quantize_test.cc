@@ -6,15 +6,18 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "nmt/decode/engine_quantize.h"
 #include "nmt/models/model_io.h"
 #include "nmt/quant/int8_gemm.h"
 #include "nmt/util/error.h"
+#include "nmt/util/safetensors.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;
@@ -24,6 +27,20 @@ using nmt::test::run_command;
 using nmt::test::slurp;
 
 namespace {
+
+// Two safetensors files hold the same tensors (names, dtypes, shapes and bytes) and metadata.
+void expect_same_tensors(const std::string& a, const std::string& b) {
+  const auto fa = nmt::safetensors::File::open(a), fb = nmt::safetensors::File::open(b);
+  ASSERT_EQ(fa.tensors().size(), fb.tensors().size());
+  for (const auto& t : fa.tensors()) {
+    const auto* u = fb.find(t.name);
+    ASSERT_NE(u, nullptr) << t.name;
+    ASSERT_EQ(u->dtype, t.dtype) << t.name;
+    ASSERT_EQ(u->shape, t.shape) << t.name;
+    EXPECT_EQ(std::memcmp(fa.data(t), fb.data(*u), t.bytes), 0) << t.name;
+  }
+  EXPECT_EQ(fa.metadata(), fb.metadata());
+}
 
 // One tiny Transformer trained once; `nmt quantize` of it.
 class QuantizeCli : public ::testing::Test {
@@ -154,6 +171,9 @@ TEST(QuantizeGruCli, Int8GruTranslatesLearntSentencesLikeFp32) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto q = run_command(nmt_binary() + " quantize -q " + dir.file("fp32") + " -o " + dir.file("int8"));
   ASSERT_EQ(q.exit_code, 0) << q.err;
+  // The build without LibTorch writes the same int8 weights (decode/engine_quantize.h).
+  nmt::decode::quantize_on_engine(dir.file("fp32"), dir.file("engine-int8"), false);
+  expect_same_tensors(dir.file("int8") + "/model.safetensors", dir.file("engine-int8") + "/model.safetensors");
   for (const std::string& search : std::vector<std::string>{"", " --beam 5"}) {
     auto a = run_command(nmt_binary() + " translate --threads 1 -m " + dir.file("fp32") + search + " --input " +
                          fixture("tiny.en"));
@@ -163,6 +183,32 @@ TEST(QuantizeGruCli, Int8GruTranslatesLearntSentencesLikeFp32) {
     ASSERT_EQ(b.exit_code, 0) << b.err;
     EXPECT_EQ(b.out, a.out) << search;
   }
+}
+
+// The build without LibTorch quantises from model.safetensors on the CPU engine's loaders
+// (decode/engine_quantize.h): the same Linears, int8 values and scales as nmt quantize here, and
+// the LibTorch path reads that directory (no model.int8.pt) from its model.safetensors.
+TEST_F(QuantizeCli, WithoutLibTorchTheSameInt8CopyIsWritten) {
+  const std::string out = dir_->file("engine-int8");
+  fs::remove_all(out);
+  const auto s = nmt::decode::quantize_on_engine(fp32(), out, false);
+  EXPECT_NE(quantize_output_.err.find("quantized " + std::to_string(s.linears) + " Linear layers ("), std::string::npos)
+      << quantize_output_.err;
+  expect_same_tensors(int8() + "/model.safetensors", out + "/model.safetensors");
+  EXPECT_FALSE(fs::exists(out + "/model.int8.pt"));
+  EXPECT_EQ(nlohmann::json::parse(slurp(out + "/config.json"))["quantization"], "int8");
+  auto a = run_command(translate("--engine torch -m " + int8() + " --beam 3 --input " + inputs_file()));
+  auto b = run_command(translate("--engine torch -m " + out + " --beam 3 --input " + inputs_file()));
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_EQ(b.out, a.out);
+  // A config.json that says fp32 over int8 weights is refused, naming the file.
+  auto config = nlohmann::json::parse(slurp(out + "/config.json"));
+  config.erase("quantization");
+  nmt::test::write_bytes(out + "/config.json", config.dump());
+  auto r = run_command(translate("--engine torch -m " + out + " --input " + fixture("tiny.en")));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find(out + "/model.safetensors: int8 weights, but config.json says fp32"), std::string::npos) << r.err;
+  expect_one_error_line(r);
 }
 
 // `translate --int8` quantises on load exactly as `nmt quantize` does.

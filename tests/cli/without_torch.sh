@@ -2,7 +2,7 @@
 # The build without LibTorch (NMT_LIBTORCH=none): `nmt translate`, `eval`, `score` and `serve` work on
 # the CPU engine (a Transformer and a GRU with random weights, nmt_random_model, alone and as an
 # ensemble; beam search, n-best JSON, int8, paragraphs, an HTML page), the same output on every
-# run; what needs LibTorch is refused in one line, exit 2.
+# run; `nmt quantize` writes int8 copies; what needs LibTorch is refused in one line, exit 2.
 #   without_torch.sh NMT_BINARY NMT_RANDOM_MODEL SOURCE_DIR
 set -euo pipefail
 nmt=$1 random_model=$2 root=$3
@@ -41,14 +41,30 @@ grep -q "BLEU" "$work/eval" || { cat "$work/eval"; exit 1; }
 grep -q "<html" "$work/page.html"
 "$nmt" translate -q --threads 1 -m "$work/transformer" < "$fixtures/paragraphs.en" > "$work/paragraphs"
 [[ $(wc -l < "$work/paragraphs") -eq $(wc -l < "$fixtures/paragraphs.en") ]]
-# What needs LibTorch is refused in one line, exit 2, naming the build.
-refused() {  # refused PATTERN COMMAND...
-  local pattern=$1 status=0
-  shift
+# What fails is refused in one line, exit STATUS.
+fails() {  # fails STATUS PATTERN COMMAND...
+  local expected=$1 pattern=$2 status=0
+  shift 2
   "$nmt" "$@" < "$src" > /dev/null 2> "$work/err" || status=$?
-  [[ $status -eq 2 && $(wc -l < "$work/err") -eq 1 ]] && grep -q -- "$pattern" "$work/err" ||
+  [[ $status -eq $expected && $(wc -l < "$work/err") -eq 1 ]] && grep -q -- "$pattern" "$work/err" ||
     { echo "nmt $* (exit $status):"; cat "$work/err"; exit 1; }
 }
+# nmt quantize writes int8 copies that translate as --int8 quantises on load, both model kinds.
+for kind in transformer gru; do
+  "$nmt" quantize -q "$work/$kind" -o "$work/$kind.int8"
+  grep -q '"quantization": "int8"' "$work/$kind.int8/config.json"
+  "$nmt" translate -q --threads 1 --beam 3 -m "$work/$kind.int8" < "$src" > "$work/a"
+  "$nmt" translate -q --threads 1 --beam 3 -m "$work/$kind" --int8 < "$src" > "$work/b"
+  cmp "$work/a" "$work/b"
+  [[ $(stat -c %s "$work/$kind.int8/model.safetensors") -lt $(stat -c %s "$work/$kind/model.safetensors") ]]
+done
+fails 2 "already exists (--force replaces it)" quantize "$work/transformer" -o "$work/transformer.int8"
+fails 1 "already an int8 model" quantize "$work/transformer.int8" -o "$work/again"
+mkdir "$work/format1" && cp "$work/transformer"/{config.json,spm.model} "$work/format1"
+fails 1 "format1/model.safetensors: does not exist.*nmt upgrade" quantize "$work/format1" -o "$work/never"
+[[ ! -e $work/never ]]
+# What needs LibTorch is refused in one line, exit 2, naming the build.
+refused() { fails 2 "$@"; }
 refused "needs LibTorch.*NMT_LIBTORCH=none" train --preset transformer-tiny --train x --valid x --out "$work/m"
 refused "needs LibTorch.*NMT_LIBTORCH=none" average -m "$work/transformer" -o "$work/avg"
 refused "without LibTorch" translate -q -m "$work/transformer" --engine torch

@@ -74,6 +74,15 @@ std::string engine_cannot_search(SearchKind kind, bool any_positive_constraints)
   return "";
 }
 
+std::string safetensors_file_of(const std::string& dir) {
+  const std::string file = (std::filesystem::path(dir) / models::kSafetensorsFile).string();
+  if (!std::filesystem::exists(file))
+    throw RuntimeError(fmt::format("{}: does not exist: {} was written by nmt before model format 2 (model.pt alone); "
+                                   "`nmt upgrade {}` adds it once, with a LibTorch build of nmt",
+                                   file, dir, dir));
+  return file;
+}
+
 std::shared_ptr<const engine::Model> cpu_engine_model(const std::string& safetensors_file,
                                                      const models::ModelConfig& config, bool int8) {
   const safetensors::File file = safetensors::File::open(safetensors_file);
@@ -167,12 +176,7 @@ Translator load_engine_translator(const std::vector<std::string>& model_dirs, co
     const std::string& dir = m.dir;
     if (const std::string why = engine_cannot_decode(m.model_config); !why.empty())
       throw UsageError(fmt::format(fmt::runtime(refusal), why));
-    const std::string file = (std::filesystem::path(dir) / models::kSafetensorsFile).string();
-    if (!std::filesystem::exists(file))
-      throw RuntimeError(fmt::format("{}: does not exist: {} was written by nmt before model format 2 (model.pt alone); "
-                                     "`nmt upgrade {}` adds it once, with a LibTorch build of nmt",
-                                     file, dir, dir));
-    members.push_back(cpu_engine_model(file, m.model_config, runtime.int8 || m.quantization == "int8"));
+    members.push_back(cpu_engine_model(safetensors_file_of(dir), m.model_config, runtime.int8 || m.quantization == "int8"));
   }
   auto engine = std::make_shared<const engine::Engine>(std::move(members));
   return Translator(std::move(infos), std::make_unique<EngineDecoder>(std::move(engine), refusal));

@@ -26,6 +26,9 @@ std::string engine_cannot_search(SearchKind kind, bool any_positive_constraints)
 // rest quantised here as nmt quantize does).
 std::shared_ptr<const engine::Model> cpu_engine_model(const std::string& safetensors_file,
                                                      const models::ModelConfig& config, bool int8);
+// DIR/model.safetensors; a directory of format 1 (model.pt alone) → RuntimeError naming the file
+// and the command that upgrades it.
+std::string safetensors_file_of(const std::string& dir);
 // The hyper-parameters the engine reads, from a Transformer's or a GRU's configuration.
 engine::TransformerSpec transformer_spec(const models::ModelConfig& config);
 engine::GruSpec gru_spec(const models::ModelConfig& config);

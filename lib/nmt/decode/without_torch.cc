@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "nmt/decode/cpu_engine.h"
+#include "nmt/decode/engine_quantize.h"
 #include "nmt/models/gru_config.h"
 #include "nmt/models/transformer_config.h"
 #include "nmt/tensor/threads.h"
@@ -16,6 +17,13 @@ namespace nmt {
 
 // The engine's products take their threads per call (EngineDecodeOptions::threads).
 void set_threads(int threads) { remember_threads(threads); }
+
+namespace models {
+// The int8 copy written from model.safetensors on the engine's loaders.
+QuantizeSummary quantize_model_dir(const std::string& dir, const std::string& out, bool force) {
+  return decode::quantize_on_engine(dir, out, force);
+}
+}  // namespace models
 
 namespace decode {
 

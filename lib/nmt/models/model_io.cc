@@ -11,10 +11,12 @@
 
 #include "nmt/models/init.h"
 #include "nmt/models/quantize.h"
+#include "nmt/models/weights_file.h"
 #include "nmt/util/error.h"
 #include "nmt/version.h"
 #include "nmt/util/io.h"
 #include "nmt/util/json_read.h"
+#include "nmt/util/safetensors.h"
 
 namespace nmt::models {
 namespace fs = std::filesystem;
@@ -143,6 +145,18 @@ void load_weights(torch::nn::Module& model, const std::string& path) {
   check_finite(model, path);
 }
 
+namespace {
+// A directory's model.safetensors in place of its LibTorch archive (nmt quantize without
+// LibTorch writes no model.int8.pt): int8 weights where config.json says int8, and only there.
+void load_directory_safetensors(Seq2SeqModelImpl& model, const std::string& path, bool int8) {
+  const bool file_int8 = safetensors::File::open(path).metadata().count("nmt_quantization") > 0;
+  if (file_int8 != int8)
+    throw RuntimeError(fmt::format("{}: {} weights, but {} says {}", path, file_int8 ? "int8" : "fp32", kConfigFile,
+                                   int8 ? "\"quantization\": \"int8\"" : "fp32 (no \"quantization\")"));
+  load_safetensors_weights(model, path);
+}
+}  // namespace
+
 LoadedModel load_model(const std::string& dir, const std::string& weights) {
   LoadedModel m;
   static_cast<ModelInfo&>(m) = load_model_info(dir);
@@ -150,10 +164,15 @@ LoadedModel load_model(const std::string& dir, const std::string& weights) {
     WeightsFromFileGuard weights_from_file;
     m.model = make_model(m.model_config);
   }
-  if (m.quantization == "int8")
-    load_int8_weights(*m.model, (fs::path(dir) / (weights.empty() ? kInt8WeightsFile : weights)).string());
+  const bool int8 = m.quantization == "int8";
+  const fs::path archive = fs::path(dir) / (weights.empty() ? (int8 ? kInt8WeightsFile : kWeightsFile) : weights);
+  const fs::path safetensors_file = fs::path(dir) / kSafetensorsFile;
+  if (weights.empty() && !fs::exists(archive) && fs::exists(safetensors_file))
+    load_directory_safetensors(*m.model, safetensors_file.string(), int8);  // written without LibTorch
+  else if (int8)
+    load_int8_weights(*m.model, archive.string());
   else
-    load_weights(*m.model, (fs::path(dir) / (weights.empty() ? kWeightsFile : weights)).string());
+    load_weights(*m.model, archive.string());
   m.model->eval();
   return m;
 }

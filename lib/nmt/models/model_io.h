@@ -70,8 +70,8 @@ struct LoadedModel : ModelInfo {
 };
 
 // Loads DIR/config.json, DIR/spm.model (and spm.src.model) and DIR/<weights> (default: model.pt, or model.int8.pt
-// when config.json says "quantization": "int8", see nmt/models/quantize.h); the model is in
-// eval mode.
+// when config.json says "quantization": "int8", see nmt/models/quantize.h; model.safetensors where
+// that archive is absent, as in an int8 copy written without LibTorch); the model is in eval mode.
 LoadedModel load_model(const std::string& dir, const std::string& weights = "");
 
 }  // namespace nmt::models

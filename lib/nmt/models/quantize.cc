@@ -14,7 +14,6 @@
 #include "nmt/models/quantizable_linear.h"
 #include "nmt/util/error.h"
 #include "nmt/util/io.h"
-#include "nmt/util/json_read.h"
 
 namespace nmt::models {
 namespace fs = std::filesystem;
@@ -196,20 +195,7 @@ void load_int8_weights(Seq2SeqModelImpl& model, const std::string& path) {
 
 QuantizeSummary quantize_model_dir(const std::string& dir, const std::string& out, bool force) {
   const auto start = std::chrono::steady_clock::now();
-  std::error_code ec;
-  fs::path target = fs::path(out).lexically_normal();
-  if (!target.has_filename()) target = target.parent_path();  // "out/"
-  if (fs::exists(target, ec) && fs::equivalent(dir, target, ec))
-    throw UsageError(fmt::format("{}: the output is the model directory itself", out));
-  const bool empty_dir = fs::is_directory(target, ec) && fs::is_empty(target, ec);
-  if (fs::exists(fs::symlink_status(target)) && !empty_dir && !force)
-    throw UsageError(fmt::format("{}: already exists (--force replaces it)", out));
-
-  const std::string config_path = (fs::path(dir) / kConfigFile).string();
-  if (fs::is_directory(dir) && fs::is_regular_file(config_path) &&
-      quantization_of(json_read::parse(read_small_file(config_path, kMaxJsonBytes), config_path), config_path) ==
-          "int8")
-    throw RuntimeError(fmt::format("{}: already an int8 model (\"quantization\": \"int8\")", config_path));
+  const std::string target = checked_quantize_target(dir, out, force);
   LoadedModel m = load_model(dir);
   QuantizeSummary summary;
   summary.linears = quantize_model(*m.model);
@@ -217,7 +203,7 @@ QuantizeSummary quantize_model_dir(const std::string& dir, const std::string& ou
   m.config["format"] = kModelFormat;  // model.safetensors beside model.int8.pt
   m.config["quantized_from"] = fs::absolute(dir).lexically_normal().string();
 
-  write_model_directory(target.string(), out, [&](const std::string& tmp) {
+  write_model_directory(target, out, [&](const std::string& tmp) {
     save_directory_weights(*m.model, tmp);
     write_file_atomic((fs::path(tmp) / kConfigFile).string(), m.config.dump(2) + "\n");
     copy_subword_files(dir, tmp, m.model_config.shared_vocab);

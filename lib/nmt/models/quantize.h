@@ -18,6 +18,7 @@
 // the embedding at load, not stored.
 #include <string>
 
+#include "nmt/models/int8_copy.h"  // quantize_model_dir, LibTorch's here
 #include "nmt/models/model.h"
 #include "nmt/models/model_dir.h"
 
@@ -42,19 +43,5 @@ void load_int8_weights(Seq2SeqModelImpl& model, const std::string& path);
 
 // Whether a loaded archive is an int8 weights file (it holds "nmt_quantization").
 bool is_int8_archive(torch::serialize::InputArchive& archive);
-
-struct QuantizeSummary {
-  int64_t linears = 0;       // Linears quantised
-  int64_t int8_weights = 0;  // their weights (int8 values)
-  int64_t fp32_weights = 0;  // every other stored value (fp32)
-  double seconds = 0;        // loading, quantising and writing
-};
-
-// `nmt quantize DIR -o OUT`: writes OUT as an int8 model directory (config.json marked int8,
-// the subword models copied, model.int8.pt) built in a hidden directory beside OUT and renamed into
-// place, so a failure leaves no partial OUT. An existing OUT (other than an empty directory) is
-// replaced only with `force`, and OUT may not be DIR (UsageError); DIR not an fp32 model
-// directory → RuntimeError naming the file.
-QuantizeSummary quantize_model_dir(const std::string& dir, const std::string& out, bool force);
 
 }  // namespace nmt::models

@@ -7,7 +7,8 @@
 // (util/safetensors.h) and, for int8 copies, "nmt_quantization": "int8".
 //
 // model.pt (or model.int8.pt) is written beside it for LibTorch programs and nmt before model
-// format 2; the LibTorch path reads that (docs/design.md, "Model directories").
+// format 2; the LibTorch path reads that, and model.safetensors where it is absent (docs/design.md,
+// "Model directories").
 #include <string>
 
 #include "nmt/models/model.h"
