@@ -11,7 +11,7 @@ command -v clang++ >/dev/null || { echo "fuzz.sh: needs clang++ (apt-get install
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -DNMT_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build-fuzz -j "${NMT_JOBS:-2}"
 status=0
-for target in ${NMT_FUZZ_TARGETS:-fuzz_corpus fuzz_bleu fuzz_config fuzz_manifest fuzz_metrics fuzz_safetensors}; do
+for target in ${NMT_FUZZ_TARGETS:-fuzz_corpus fuzz_bleu fuzz_config fuzz_manifest fuzz_metrics fuzz_safetensors fuzz_engine_weights}; do
   mkdir -p "fuzz-out/corpus/$target" "fuzz-out/crashes/$target"
   echo "== $target for ${seconds}s"
   if ! "build-fuzz/tests/fuzz/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
