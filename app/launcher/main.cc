@@ -123,12 +123,10 @@ int run_here(int argc, char** argv) {
 #if !defined(NMT_LAUNCHER_SCORER_ONLY) && !defined(NMT_LAUNCHER_WITHOUT_TORCH)
 // Whether `nmt translate`, `eval`, `score` or `serve` can run here, on the CPU engine, without
 // loading LibTorch: with --engine native always (what the engine cannot do is then refused, as
-// nmt-torch refuses it); by default (--engine auto) translate, eval and score when they ask for
-// nothing the engine lacks: no --engine torch, --device other than cpu, phrases to include
-// (--constraints), --config file (its values are not read here), and every model
-// directory has its model.safetensors (format 2). The server stays nmt-torch's under auto: a
-// request may ask for phrases to include, which nmt-torch decodes on LibTorch.
-bool runs_on_engine(const std::string& subcommand, int argc, char** argv) {
+// nmt-torch refuses it); by default (--engine auto) when they ask for nothing the engine lacks:
+// no --engine torch, --device other than cpu, --config file (its values are not read here), and
+// every model directory has its model.safetensors (format 2).
+bool runs_on_engine(int argc, char** argv) {
   std::string engine = "auto";
   std::vector<std::string> models;
   bool needs_torch = false;
@@ -145,11 +143,11 @@ bool runs_on_engine(const std::string& subcommand, int argc, char** argv) {
     if (value_of("--engine", v)) engine = v;
     else if (value_of("--device", v)) needs_torch |= v != "cpu";
     else if (value_of("-m", v) || value_of("--model", v)) models.push_back(v);
-    else if (arg.rfind("--constraints", 0) == 0 || arg.rfind("--config", 0) == 0)
+    else if (arg.rfind("--config", 0) == 0)
       needs_torch = true;
   }
   if (engine == "native") return true;
-  if (engine != "auto" || subcommand == "serve" || needs_torch || models.empty()) return false;
+  if (engine != "auto" || needs_torch || models.empty()) return false;
   for (const auto& dir : models)
     if (::access((dir + "/model.safetensors").c_str(), R_OK) != 0) return false;
   return true;
@@ -184,7 +182,7 @@ int main(int argc, char** argv) {
   }
   return refuse_without_libtorch(argc, argv);
 #else
-  if (what == "bleu" || (here && runs_on_engine(what, argc, argv))) return run_here(argc, argv);
+  if (what == "bleu" || (here && runs_on_engine(argc, argv))) return run_here(argc, argv);
   return run_full_binary(argv);
 #endif
 }

@@ -68,8 +68,15 @@ refused() { fails 2 "$@"; }
 refused "needs LibTorch.*NMT_LIBTORCH=none" train --preset transformer-tiny --train x --valid x --out "$work/m"
 refused "needs LibTorch.*NMT_LIBTORCH=none" average -m "$work/transformer" -o "$work/avg"
 refused "without LibTorch" translate -q -m "$work/transformer" --engine torch
+# Phrases to include, searched on the engine: each in its line's translation, or named unmet.
 for _ in $(seq "$lines"); do echo un; done > "$work/include"
-refused "phrases to include.*NMT_LIBTORCH=none" translate -q -m "$work/transformer" --constraints "$work/include"
+"$nmt" translate -q --threads 1 -m "$work/transformer" --constraints "$work/include" --json < "$src" > "$work/a"
+python3 - "$work/a" <<'PY'
+import json, sys
+for line in open(sys.argv[1], encoding="utf-8"):
+    r = json.loads(line)
+    assert "un" in r["translation"] or r["unmet_constraints"] == ["un"], r
+PY
 "$nmt" --version | grep -q "no LibTorch"
 # A server on the engine answers as translate does.
 start_server "$work/serve.log" "$nmt" -m "$work/transformer" --threads 1 -q

@@ -99,6 +99,20 @@ def test_prefixes_phrases_to_avoid_and_alignment_as_the_cli(models, tmp_path):
     assert [r.alignment for r in got] == [e["alignment"] for e in expected]
 
 
+def test_phrases_to_include_as_the_cli(models, tmp_path):
+    include = [[LINES[i].split()[0].lower()] if i % 2 == 0 else [] for i in range(len(LINES))]
+    (tmp_path / "include").write_text("".join("\t".join(c) + "\n" for c in include), encoding="utf-8")
+    with nmt.Translator(models["gru"], threads=1) as t:
+        got = t.translate_batch(LINES, beam=3, constraints=include)
+    done = subprocess.run([NMT, "translate", "-q", "--threads", "1", "-m", models["gru"], "--beam", "3",
+                           "--constraints", str(tmp_path / "include"), "--json", "-i", str(FIXTURES / "tiny.en")],
+                          capture_output=True, text=True, check=True)
+    expected = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [(r.text, r.unmet_constraints) for r in got] == [(e["translation"], e["unmet_constraints"]) for e in expected]
+    for r, phrases in zip(got, include):
+        assert all(p in r.text for p in phrases) or r.unmet_constraints == phrases, (r, phrases)
+
+
 def test_scores_are_those_of_nmt_score(models, tmp_path):
     targets = (FIXTURES / "tiny.fr").read_text(encoding="utf-8").splitlines()
     with nmt.Translator(models["gru"], threads=1) as t:
@@ -159,8 +173,6 @@ def test_bad_input_is_a_python_exception_with_nmts_message(models, tmp_path):
         t.translate_batch(["a"], beam=2, nbest=3)
     with pytest.raises(ValueError, match="length_penalty"):
         t.translate_batch(["a"], length_penalty="longest")
-    with pytest.raises(ValueError, match="phrases to include"):
-        t.translate_batch(["a"], beam=2, constraints=[["un"]])  # not on the CPU engine yet: said so
     with pytest.raises(ValueError, match="top-k"):
         t.translate_batch(["a"], sampling="top-k:0")
     with pytest.raises(ValueError, match="prefixes has 1 items for 2 texts"):

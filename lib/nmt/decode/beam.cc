@@ -6,6 +6,7 @@
 #include <limits>
 #include <numeric>
 
+#include "nmt/decode/beam_candidates.h"
 #include "nmt/decode/greedy.h"
 #include "nmt/decode/token_bans.h"
 #include "nmt/decode/top_log_probs.h"
@@ -51,13 +52,7 @@ Hypothesis finish(const Beam& beam, const BeamOptions& bo) {
   return h;
 }
 
-struct Candidate {
-  double log_prob;
-  int64_t origin;  // beam index within the sentence
-  int64_t token;
-  double step_log_prob;  // the token's own log-probability
-  int64_t met = 0;       // constraint subwords produced once it is taken (constrained search)
-};
+using Candidate = BeamCandidate;
 
 // Every live beam's `per_row` best next tokens (rows row_offset.. of `top`) as candidates.
 void collect_candidates(const std::vector<Beam>& beams, const TopLogProbs& top, int64_t row_offset, int64_t per_row,
@@ -69,15 +64,6 @@ void collect_candidates(const std::vector<Beam>& beams, const TopLogProbs& top, 
       const int64_t at = (row_offset + r) * per_row + c;
       candidates.push_back({beams[r].log_prob + lp[at], r, ix[at], lp[at]});
     }
-}
-
-// The best `pool` candidates first, ties broken by beam then token (reproducible).
-void sort_best(std::vector<Candidate>& candidates, int64_t pool) {
-  std::partial_sort(candidates.begin(), candidates.begin() + pool, candidates.end(),
-                    [](const Candidate& a, const Candidate& b) {
-                      if (a.log_prob != b.log_prob) return a.log_prob > b.log_prob;
-                      return a.origin != b.origin ? a.origin < b.origin : a.token < b.token;
-                    });
 }
 
 // Done when K hypotheses are finished, or no live beam can still beat the best finished
@@ -169,11 +155,8 @@ std::vector<RowBans> bans_of(const std::vector<int64_t>& alive, const std::vecto
   return rows;
 }
 
-// Constrained search (Post & Vilar, 2018, "dynamic beam allocation", with Hu et al.'s 2019
-// candidates and bank order, as fairseq): besides each beam's best next tokens, every token that
-// advances a beam's positive constraints is a candidate; the K slots are then shared between
-// banks of candidates that met 0, 1, ... C constraint subwords, so hypotheses that took a
-// constraint early survive beside the fluent ones that have not yet, and the beam size stays K.
+// Constrained search (beam_candidates.h): besides each beam's best next tokens, every token that
+// advances a beam's positive constraints is a candidate.
 void add_constraint_candidates(const std::vector<Beam>& beams, const torch::Tensor& logits, int64_t row_offset,
                                std::vector<Candidate>& candidates) {
   std::vector<int64_t> rows, tokens;
@@ -187,50 +170,6 @@ void add_constraint_candidates(const std::vector<Beam>& beams, const torch::Tens
     const int64_t origin = rows[i] - row_offset;
     candidates.push_back({beams[static_cast<size_t>(origin)].log_prob + lp[i], origin, tokens[i], lp[i]});
   }
-}
-
-// The `width` candidates dynamic beam allocation keeps. `candidates` holds every beam's top
-// tokens and constraint tokens; each (beam, token) pair counts once, and a banned (-inf) one
-// not at all. Banks (candidates by constraint subwords met) take turns, fairseq's round robin
-// (Hu et al., 2019): the best of each bank that has candidates, most met first, then the second
-// best of each, until `width` are taken. Sockeye's fixed shares (K / (C+1) a bank, the rest to
-// the top bank) gave everything to the top banks when a line's phrases had more subwords than
-// the beam: phrases were piled up at the start ("belle journée d'une son chanson ...").
-// Measured on Multi30k val, t-small, beam 5, 1-3 reference n-grams a line: BLEU 49.87 with
-// the fixed shares, 58.15 with the round robin (49.94 without phrases).
-std::vector<Candidate> allocate_by_constraints(std::vector<Candidate>& candidates, const std::vector<Beam>& beams,
-                                               int64_t width) {
-  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
-    return a.origin != b.origin ? a.origin < b.origin : a.token < b.token;
-  });
-  candidates.erase(std::unique(candidates.begin(), candidates.end(),
-                               [](const Candidate& a, const Candidate& b) { return a.origin == b.origin && a.token == b.token; }),
-                   candidates.end());
-  candidates.erase(std::remove_if(candidates.begin(), candidates.end(), [](const Candidate& c) { return !std::isfinite(c.log_prob); }),
-                   candidates.end());
-  for (Candidate& c : candidates) {
-    const auto& progress = beams[static_cast<size_t>(c.origin)].constraints;
-    c.met = c.token == kEosId ? progress.met_tokens() : progress.advance(static_cast<int>(c.token)).met_tokens();
-  }
-  // Within a bank, best first; then each candidate's turn is its rank within its bank.
-  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
-    if (a.met != b.met) return a.met > b.met;
-    if (a.log_prob != b.log_prob) return a.log_prob > b.log_prob;
-    return a.origin != b.origin ? a.origin < b.origin : a.token < b.token;
-  });
-  std::vector<int64_t> turn(candidates.size());
-  for (size_t i = 0, rank = 0; i < candidates.size(); ++i) {
-    rank = i > 0 && candidates[i].met == candidates[i - 1].met ? rank + 1 : 0;
-    turn[i] = static_cast<int64_t>(rank);
-  }
-  std::vector<size_t> order(candidates.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return turn[a] < turn[b]; });
-  std::vector<Candidate> kept;
-  for (size_t i = 0; i < order.size() && static_cast<int64_t>(kept.size()) < width; ++i) kept.push_back(candidates[order[i]]);
-  // The kept candidates best first, as the unconstrained search orders them.
-  std::stable_sort(kept.begin(), kept.end(), [](const Candidate& a, const Candidate& b) { return a.log_prob > b.log_prob; });
-  return kept;
 }
 
 }  // namespace
@@ -268,7 +207,9 @@ std::vector<Beam> step_sentence(Sentence& sent, const std::vector<Beam>& beams, 
   const bool constrained = !in_prefix && !sent.constraints->include.empty();
   if (constrained) {
     add_constraint_candidates(beams, step.logits, row_offset, candidates);
-    candidates = allocate_by_constraints(candidates, beams, width);
+    candidates = allocate_by_constraints(
+        candidates, [&](int64_t origin) -> const text::ConstraintProgress& { return beams[static_cast<size_t>(origin)].constraints; },
+        width);
   }
   const int64_t pool = std::min<int64_t>(constrained || bo.shrink || in_prefix ? width : 2 * width,
                                          static_cast<int64_t>(candidates.size()));

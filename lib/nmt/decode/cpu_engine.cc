@@ -69,8 +69,7 @@ std::string engine_cannot_decode(const models::ModelConfig& config) {
 }
 
 std::string engine_cannot_search(SearchKind kind, bool any_positive_constraints) {
-  (void)kind;  // greedy, beam search and sampling all run on the engine
-  if (any_positive_constraints) return "the CPU engine does not search for phrases to include yet";
+  (void)kind, (void)any_positive_constraints;  // greedy, beam (phrases to include too), sampling
   return "";
 }
 
@@ -172,11 +171,11 @@ Translator load_engine_translator(const std::vector<std::string>& model_dirs, co
   for (const auto& m : infos) checked.push_back(&m);
   check_ensemble(checked);  // before an engine is built of them
   std::vector<std::shared_ptr<const engine::Model>> members;
-  for (const auto& m : infos) {
-    const std::string& dir = m.dir;
+  for (auto& m : infos) {
     if (const std::string why = engine_cannot_decode(m.model_config); !why.empty())
       throw UsageError(fmt::format(fmt::runtime(refusal), why));
-    members.push_back(cpu_engine_model(safetensors_file_of(dir), m.model_config, runtime.int8 || m.quantization == "int8"));
+    if (runtime.int8) m.quantization = "int8";  // quantised on load: what it decodes with (as torch_decoder.cc says)
+    members.push_back(cpu_engine_model(safetensors_file_of(m.dir), m.model_config, m.quantization == "int8"));
   }
   auto engine = std::make_shared<const engine::Engine>(std::move(members));
   return Translator(std::move(infos), std::make_unique<EngineDecoder>(std::move(engine), refusal));

@@ -18,7 +18,7 @@ namespace nmt::decode {
 
 // Why the CPU engine cannot decode this model ("" when it can).
 std::string engine_cannot_decode(const models::ModelConfig& config);
-// Why it cannot run this search ("" when it can): phrases to include are LibTorch's for now.
+// Why it cannot run this search ("" when it can; every search nmt has runs on it today).
 std::string engine_cannot_search(SearchKind kind, bool any_positive_constraints);
 
 // A model as the engine decodes it, from a model directory's model.safetensors (its checksum

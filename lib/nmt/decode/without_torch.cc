@@ -34,9 +34,12 @@ Translator load_translator(const std::vector<std::string>& model_dirs, const Run
     throw UsageError("--engine torch: this nmt decodes on its CPU engine alone (built without LibTorch); "
                      "use --engine auto or native, or a LibTorch build of nmt");
   if (!runtime.device.empty() && runtime.device != "cpu")
-    throw UsageError(fmt::format("--device {}: this nmt decodes on the CPU alone (built without LibTorch); "
-                                 "a GPU needs a LibTorch build of nmt",
-                                 runtime.device));
+    throw UsageError(runtime.engine == "native"
+                         ? fmt::format("--device {}: --engine native decodes on the CPU; a GPU needs --engine torch or auto",
+                                       runtime.device)
+                         : fmt::format("--device {}: this nmt decodes on the CPU alone (built without LibTorch); "
+                                       "a GPU needs a LibTorch build of nmt",
+                                       runtime.device));
   const std::string refusal = runtime.engine == "native" ? "--engine native: {}; use --engine torch or auto"
                                                          : "{}; this nmt is built without LibTorch (NMT_LIBTORCH=none)";
   return load_engine_translator(model_dirs, runtime, refusal);

@@ -122,7 +122,6 @@ std::vector<decode::SearchResult> Engine::search_batch(Workspace& w, const std::
     row.source_index = ids[b];
     row.prefix = prefixes ? &(*prefixes)[ids[b]] : &kNoPrefix;
     row.constraints = constraints ? &(*constraints)[ids[b]] : &kNoConstraints;
-    if (!row.constraints->include.empty()) throw UsageError("the CPU engine cannot search for phrases to include");
     row.limit = options.search.forced ? static_cast<int64_t>(row.prefix->size())
                                       : decode::output_length_limit(static_cast<int64_t>(kept),
                                                                     static_cast<int64_t>(row.prefix->size()),

@@ -5,6 +5,7 @@
 #include <limits>
 #include <numeric>
 
+#include "nmt/decode/beam_candidates.h"
 #include "nmt/decode/ngram_bans.h"
 #include "nmt/decode/row_log_probs.h"
 #include "nmt/decode/sampling_draw.h"
@@ -22,10 +23,12 @@ namespace {
 
 constexpr float kBanned = -std::numeric_limits<float>::infinity();
 
-// decode/token_bans.h's rules on one row of scores: repeated n-grams and the last token of each
-// avoided phrase the history ends in. A null history (inside a forced prefix) bans nothing.
+// decode/token_bans.h's rules on one row of scores: repeated n-grams, the last token of each
+// avoided phrase the history ends in, and EOS while phrases to include are unmet (`ban_eos`). A
+// null history (inside a forced prefix) bans nothing else.
 void ban_tokens(float* scores, const text::TokenIds* history, const text::LineConstraints* constraints,
-                int64_t no_repeat_ngram) {
+                int64_t no_repeat_ngram, bool ban_eos = false) {
+  if (ban_eos) scores[kEosId] = kBanned;
   if (!history) return;
   for (int64_t token : decode::repeated_ngram_bans(*history, no_repeat_ngram)) scores[token] = kBanned;
   if (constraints && !constraints->avoid.empty())
@@ -34,7 +37,7 @@ void ban_tokens(float* scores, const text::TokenIds* history, const text::LineCo
 
 bool bans_apply(const std::vector<SearchRow>& rows, int64_t no_repeat_ngram) {
   if (no_repeat_ngram > 0) return true;
-  return std::any_of(rows.begin(), rows.end(), [](const SearchRow& r) { return !r.constraints->avoid.empty(); });
+  return std::any_of(rows.begin(), rows.end(), [](const SearchRow& r) { return !r.constraints->empty(); });
 }
 
 // The first largest value's index (torch.argmax's choice).
@@ -127,26 +130,25 @@ std::vector<SearchResult> greedy_search(StepDecoder& decoder, const std::vector<
 }
 
 // ---------------------------------------------------------------------------------------
-// Beam search: decode/beam.cc without positive constraints, step for step.
+// Beam search: decode/beam.cc, step for step, phrases to include too.
 namespace {
+
+using decode::BeamCandidate;
 
 struct Beam {
   text::TokenIds tokens;
   double log_prob = 0;
   std::vector<double> token_log_probs;
   std::vector<std::vector<float>> attention;
+  text::ConstraintProgress constraints;  // where it stands with its phrases to include
 };
 
 struct Sentence {
   const SearchRow* row = nullptr;
   std::vector<Hypothesis> finished;
-};
-
-struct Candidate {
-  double log_prob;
-  int64_t origin;
-  int64_t token;
-  double step_log_prob;
+  // Ended by the length limit with phrases to include unmet: returned only after those that
+  // hold every phrase.
+  std::vector<Hypothesis> finished_unmet;
 };
 
 Hypothesis finish(const Beam& beam, const decode::BeamOptions& bo) {
@@ -157,14 +159,6 @@ Hypothesis finish(const Beam& beam, const decode::BeamOptions& bo) {
   h.attention = beam.attention;
   h.score = h.log_prob / decode::length_penalty(bo, static_cast<int64_t>(h.tokens.size()) + 1);
   return h;
-}
-
-void sort_best(std::vector<Candidate>& candidates, int64_t pool) {
-  std::partial_sort(candidates.begin(), candidates.begin() + pool, candidates.end(),
-                    [](const Candidate& a, const Candidate& b) {
-                      if (a.log_prob != b.log_prob) return a.log_prob > b.log_prob;
-                      return a.origin != b.origin ? a.origin < b.origin : a.token < b.token;
-                    });
 }
 
 // decode/beam.cc's sentence_done: K finished, or no live beam can beat the N-th best finished.
@@ -191,11 +185,30 @@ struct StepScores {
   std::vector<int32_t> forced_tokens;
   const std::vector<float>* attention = nullptr;
   int64_t attention_width = 0;
+  const std::vector<float>* scores = nullptr;  // [rows][V], after the bans
+  int64_t vocab = 0;
+  std::vector<float>* scratch = nullptr;        // V floats
 };
+
+// Every token that advances a beam's phrases to include, as a candidate (decode/beam.cc's
+// add_constraint_candidates, with the same arithmetic as its log_probs_at).
+void add_constraint_candidates(const std::vector<Beam>& beams, int64_t row_offset, const StepScores& step,
+                               std::vector<BeamCandidate>& candidates) {
+  for (size_t r = 0; r < beams.size(); ++r) {
+    const text::TokenIds wanted = beams[r].constraints.wanted();
+    if (wanted.empty()) continue;
+    const float* row = step.scores->data() + (row_offset + static_cast<int64_t>(r)) * step.vocab;
+    const double lse = decode::row_log_sum_exp(row, step.vocab, step.scratch->data());
+    for (int token : wanted) {
+      const double lp = static_cast<double>(row[token]) - lse;
+      candidates.push_back({beams[r].log_prob + lp, static_cast<int64_t>(r), token, lp});
+    }
+  }
+}
 
 std::vector<Beam> step_sentence(Sentence& sent, const std::vector<Beam>& beams, int64_t t, int64_t row_offset,
                                 const StepScores& step, const EngineSearchOptions& options,
-                                std::vector<Candidate>& candidates, std::vector<int64_t>& next_rows,
+                                std::vector<BeamCandidate>& candidates, std::vector<int64_t>& next_rows,
                                 std::vector<int32_t>& next_tokens) {
   const decode::BeamOptions& bo = options.beam;
   const int64_t K = bo.beam;
@@ -213,19 +226,29 @@ std::vector<Beam> step_sentence(Sentence& sent, const std::vector<Beam>& beams, 
       }
   }
   const int64_t width = in_prefix ? 1 : bo.shrink ? K - static_cast<int64_t>(sent.finished.size()) : K;
-  const int64_t pool = std::min<int64_t>(bo.shrink || in_prefix ? width : 2 * width, static_cast<int64_t>(candidates.size()));
-  sort_best(candidates, pool);
+  const bool constrained = !in_prefix && !sent.row->constraints->include.empty();
+  if (constrained) {
+    add_constraint_candidates(beams, row_offset, step, candidates);
+    candidates = decode::allocate_by_constraints(
+        candidates,
+        [&](int64_t origin) -> const text::ConstraintProgress& { return beams[static_cast<size_t>(origin)].constraints; },
+        width);
+  }
+  const int64_t pool = std::min<int64_t>(constrained || bo.shrink || in_prefix ? width : 2 * width,
+                                         static_cast<int64_t>(candidates.size()));
+  if (!constrained) decode::sort_best(candidates, pool);
   if (!beams.empty() && static_cast<int64_t>(beams[0].tokens.size()) >= sent.row->limit) {
-    for (const Beam& beam : beams) sent.finished.push_back(finish(beam, bo));
+    for (const Beam& beam : beams)
+      (beam.constraints.all_met() ? sent.finished : sent.finished_unmet).push_back(finish(beam, bo));
     candidates.clear();
   }
   std::vector<Beam> kept;
   for (int64_t c = 0; c < std::min<int64_t>(pool, static_cast<int64_t>(candidates.size())) &&
                       static_cast<int64_t>(kept.size()) < width;
        ++c) {
-    const Candidate& cand = candidates[static_cast<size_t>(c)];
+    const BeamCandidate& cand = candidates[static_cast<size_t>(c)];
     const Beam& parent = beams[static_cast<size_t>(cand.origin)];
-    Beam child{parent.tokens, cand.log_prob, parent.token_log_probs, parent.attention};
+    Beam child{parent.tokens, cand.log_prob, parent.token_log_probs, parent.attention, parent.constraints};
     if (options.token_log_probs) child.token_log_probs.push_back(cand.step_log_prob);
     if (options.record_attention)
       child.attention.push_back(attention_row(*step.attention, row_offset + cand.origin, step.attention_width,
@@ -235,6 +258,7 @@ std::vector<Beam> step_sentence(Sentence& sent, const std::vector<Beam>& beams, 
       continue;
     }
     child.tokens.push_back(static_cast<int32_t>(cand.token));
+    if (!parent.constraints.all_met()) child.constraints = parent.constraints.advance(static_cast<int>(cand.token));
     kept.push_back(std::move(child));
     next_rows.push_back(row_offset + cand.origin);
     next_tokens.push_back(static_cast<int32_t>(cand.token));
@@ -246,7 +270,11 @@ std::vector<SearchResult> ranked_results(std::vector<Sentence>& sentences, int64
   std::vector<SearchResult> out(sentences.size());
   for (size_t b = 0; b < sentences.size(); ++b) {
     auto& f = sentences[b].finished;
-    std::stable_sort(f.begin(), f.end(), [](const Hypothesis& x, const Hypothesis& y) { return x.score > y.score; });
+    auto& unmet = sentences[b].finished_unmet;
+    const auto best_first = [](const Hypothesis& x, const Hypothesis& y) { return x.score > y.score; };
+    std::stable_sort(f.begin(), f.end(), best_first);
+    std::stable_sort(unmet.begin(), unmet.end(), best_first);
+    f.insert(f.end(), std::make_move_iterator(unmet.begin()), std::make_move_iterator(unmet.end()));
     if (static_cast<int64_t>(f.size()) > nbest) f.resize(static_cast<size_t>(nbest));
     out[b] = std::move(f);
   }
@@ -264,6 +292,8 @@ std::vector<SearchResult> beam_search(StepDecoder& decoder, const std::vector<Se
   std::vector<Sentence> sentences(static_cast<size_t>(B));
   for (size_t b = 0; b < sentences.size(); ++b) sentences[b].row = &rows[b];
   std::vector<std::vector<Beam>> beams(static_cast<size_t>(B), std::vector<Beam>(1));
+  for (size_t b = 0; b < rows.size(); ++b)
+    if (!rows[b].constraints->include.empty()) beams[b][0].constraints = text::ConstraintProgress(&rows[b].constraints->include);
   std::vector<int64_t> alive(static_cast<size_t>(B));
   std::iota(alive.begin(), alive.end(), 0);
   std::vector<int32_t> tokens(static_cast<size_t>(B), kBosId);
@@ -272,10 +302,13 @@ std::vector<SearchResult> beam_search(StepDecoder& decoder, const std::vector<Se
   const bool ban = bans_apply(rows, options.no_repeat_ngram);
   const int64_t per_row = std::min<int64_t>(bo.shrink ? K : 2 * K, V);
   std::vector<float> scores, attention, scratch(static_cast<size_t>(V)), top(static_cast<size_t>(per_row));
-  std::vector<Candidate> candidates;
+  std::vector<BeamCandidate> candidates;
   StepScores step;
   step.per_row = per_row;
   step.attention = &attention;
+  step.scores = &scores;
+  step.vocab = V;
+  step.scratch = &scratch;
   for (int64_t t = 0; !alive.empty(); ++t) {
     decoder.step(tokens, scores, options.record_attention ? &attention : nullptr);
     step.attention_width = decoder.attention_width();
@@ -290,7 +323,9 @@ std::vector<SearchResult> beam_search(StepDecoder& decoder, const std::vector<Se
       const bool in_prefix = t < static_cast<int64_t>(sr.prefix->size());
       for (const Beam& beam : beams[static_cast<size_t>(s)]) {
         float* sc = scores.data() + row * V;
-        if (ban) ban_tokens(sc, in_prefix ? nullptr : &beam.tokens, sr.constraints, options.no_repeat_ngram);
+        if (ban)
+          ban_tokens(sc, in_prefix ? nullptr : &beam.tokens, sr.constraints, options.no_repeat_ngram,
+                     !in_prefix && !beam.constraints.all_met());
         decode::row_top_log_probs(sc, V, per_row, step.top_log_probs.data() + row * per_row,
                                   step.top_tokens.data() + row * per_row, scratch.data(), top.data());
         if (in_prefix && t < longest_prefix) {

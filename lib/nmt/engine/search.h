@@ -33,7 +33,7 @@ struct SearchRow {
   int64_t source_len = 0;  // source tokens, EOS included (the attention's width)
   int64_t limit = 0;       // most output tokens without EOS, prefix included
   const text::TokenIds* prefix = nullptr;               // never null (may be empty)
-  const text::LineConstraints* constraints = nullptr;   // never null; phrases to avoid only
+  const text::LineConstraints* constraints = nullptr;   // never null
   size_t source_index = 0;  // the sentence's place in the call's input (its sampling generator's seed)
 };
 
