@@ -51,8 +51,8 @@ const std::vector<std::string> kAllSubcommands = {"train",    "prepare", "transl
 const std::vector<std::string> kHere = {"bleu"};
 const char* const kBuildName = "the scorer-only build (NMT_SCORER_ONLY)";
 #elif defined(NMT_LAUNCHER_WITHOUT_TORCH)
-// What runs without LibTorch: the engine's commands and int8 copies of its models.
-const std::vector<std::string> kHere = {"translate", "eval", "score", "serve", "quantize", "bleu"};
+// What runs without LibTorch: the engine's commands, int8 copies and imports of its models.
+const std::vector<std::string> kHere = {"translate", "eval", "score", "serve", "quantize", "import", "bleu"};
 const char* const kBuildName = "built without LibTorch (NMT_LIBTORCH=none)";
 #else
 // What runs here, on the CPU engine (with --engine native in a LibTorch build); nmt-torch's
@@ -115,6 +115,7 @@ int run_here(int argc, char** argv) {
 #endif
 #ifdef NMT_LAUNCHER_WITHOUT_TORCH
   nmt::cli::add_quantize_command(app);
+  nmt::cli::add_import_command(app);
 #endif
   nmt::cli::add_bleu_command(app);
   return nmt::cli::run_app(app, argc, argv);

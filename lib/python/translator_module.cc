@@ -16,6 +16,7 @@
 #include "nmt/decode/service.h"
 #include "nmt/doc/html.h"
 #include "nmt/models/architecture.h"
+#include "nmt/models/marian_import.h"
 #include "nmt/tensor/threads.h"
 #include "nmt/util/error.h"
 #include "nmt/util/io.h"
@@ -171,6 +172,24 @@ PYBIND11_MODULE(_translate, m) {
       PyErr_SetString(PyExc_ValueError, e.what());
     }
   });
+  // `nmt import`: the summary as a dict; the GIL released while the weights are read and written.
+  m.def(
+      "import_marian",
+      [](const std::string& hf_dir, const std::string& out_dir, bool force) {
+        models::ImportSummary s;
+        {
+          py::gil_scoped_release release;
+          s = models::import_marian(hf_dir, out_dir, force);
+        }
+        py::dict d;
+        d["weights_file"] = s.weights_file;
+        d["parameters"] = s.parameters;
+        d["vocabulary"] = s.vocabulary;
+        d["notes"] = s.notes;
+        d["seconds"] = s.seconds;
+        return d;
+      },
+      py::arg("hf_dir"), py::arg("out_dir"), py::arg("force"));
   py::class_<Service>(m, "Service")
       .def(py::init<const std::vector<std::string>&, bool, int>(), py::arg("dirs"), py::arg("int8"), py::arg("threads"))
       .def("translate", &Service::translate)

@@ -2,7 +2,8 @@
 # The build without LibTorch (NMT_LIBTORCH=none): `nmt translate`, `eval`, `score` and `serve` work on
 # the CPU engine (a Transformer and a GRU with random weights, nmt_random_model, alone and as an
 # ensemble; beam search, n-best JSON, int8, paragraphs, an HTML page), the same output on every
-# run; `nmt quantize` writes int8 copies; what needs LibTorch is refused in one line, exit 2.
+# run; `nmt quantize` writes int8 copies, `nmt import` imports a MarianMTModel; what needs
+# LibTorch is refused in one line, exit 2.
 #   without_torch.sh NMT_BINARY NMT_RANDOM_MODEL SOURCE_DIR
 set -euo pipefail
 nmt=$1 random_model=$2 root=$3
@@ -62,6 +63,20 @@ fails 2 "already exists (--force replaces it)" quantize "$work/transformer" -o "
 fails 1 "already an int8 model" quantize "$work/transformer.int8" -o "$work/again"
 mkdir "$work/format1" && cp "$work/transformer"/{config.json,spm.model} "$work/format1"
 fails 1 "format1/model.safetensors: does not exist.*nmt upgrade" quantize "$work/format1" -o "$work/never"
+[[ ! -e $work/never ]]
+# nmt import of a MarianMTModel directory (model.safetensors), which then translates; a
+# pytorch_model.bin needs LibTorch's unpickler, said in one line.
+"$random_model" "$work/hf" marian "$fixtures/tiny.en" "$fixtures/tiny.fr"
+"$nmt" import -q "$work/hf" -o "$work/imported"
+[[ -f $work/imported/model.safetensors && ! -e $work/imported/model.pt ]]
+echo "a man with a dog" | "$nmt" translate -q -m "$work/imported" --json --max-len-a 0 --max-len-b 5 > "$work/a"
+python3 - "$work/a" <<'PY'
+import json, sys
+r = json.loads(open(sys.argv[1], encoding="utf-8").read())
+assert 0 < len(r["tokens"]) <= 5 and not {"<pad>", "<s>"} & set(r["tokens"]), r
+PY
+mv "$work/hf/model.safetensors" "$work/hf/pytorch_model.bin"
+fails 1 "pytorch_model.bin needs LibTorch's unpickler" import "$work/hf" -o "$work/never"
 [[ ! -e $work/never ]]
 # What needs LibTorch is refused in one line, exit 2, naming the build.
 refused() { fails 2 "$@"; }

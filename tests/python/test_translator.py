@@ -215,8 +215,11 @@ def test_ctrl_c_stops_a_call_and_the_translator_carries_on(models):
     script = f"""
 import os, signal, sys, threading, time
 import nmt
+# Python's own Ctrl-C handler, as an interactive interpreter has it: a test run in the background
+# (nohup ... &) inherits SIGINT ignored, and Python then installs none.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 t = nmt.Translator({models['gru']!r}, threads=1)
-texts = {LINES!r} * 3000
+texts = {LINES!r} * 20000  # seconds of work at batch 1 even for this tiny GRU: the signal comes first
 threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
 start = time.time()
 try:
@@ -239,3 +242,25 @@ def test_without_scores_the_same_translations_and_no_figures(models):
         without = t.translate_batch(LINES, return_scores=False)
     assert [r.text for r in without] == [r.text for r in with_scores]
     assert all(r.score is None and r.log_prob is None and r.token_log_probs is None for r in without)
+
+
+def test_import_marian_writes_what_nmt_import_writes(tmp_path):
+    hf = tmp_path / "hf"
+    subprocess.run([RANDOM_MODEL, str(hf), "marian", str(FIXTURES / "tiny.en"), str(FIXTURES / "tiny.fr")], check=True)
+    summary = nmt.import_marian(hf, tmp_path / "py")
+    subprocess.run([NMT, "import", "-q", str(hf), "-o", str(tmp_path / "cli")], check=True)
+    for name in ("config.json", "model.safetensors", "spm.model", "spm.src.model"):
+        assert (tmp_path / "py" / name).read_bytes() == (tmp_path / "cli" / name).read_bytes(), name
+    assert summary["weights_file"] == str(hf / "model.safetensors") and summary["vocabulary"] > 4, summary
+    with nmt.Translator(tmp_path / "py", threads=1) as t:
+        [r] = t.translate_batch(["a man with a dog"], max_length=5)
+    assert 0 < len(r.tokens) <= 5 and not {"<pad>", "<s>"} & set(r.tokens), r
+    with pytest.raises(ValueError, match="already exists"):
+        nmt.import_marian(hf, tmp_path / "py")
+    nmt.import_marian(hf, tmp_path / "py", force=True)
+    with pytest.raises(FileNotFoundError, match="no such directory"):
+        nmt.import_marian(tmp_path / "nowhere", tmp_path / "never")
+    (hf / "model.safetensors").rename(hf / "pytorch_model.bin")
+    with pytest.raises(RuntimeError, match="pytorch_model.bin needs LibTorch's unpickler"):
+        nmt.import_marian(hf, tmp_path / "never")
+    assert not (tmp_path / "never").exists()

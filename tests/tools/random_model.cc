@@ -3,6 +3,8 @@
 // model: a joint SentencePiece model trained on the TEXT files, config.json for a small TYPE
 // (transformer or gru) model, and model.safetensors holding every tensor the CPU engine reads,
 // drawn from a fixed seed. Its translations are nonsense, but the same on every run.
+// nmt_random_model DIR marian SOURCE_TEXT TARGET_TEXT: a tiny Hugging Face MarianMTModel
+// directory instead (what `nmt import` reads), as tests/cli/import_test.cc's MarianDir makes one.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -10,7 +12,11 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <stdexcept>
+#include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "nmt/decode/cpu_engine.h"
 #include "nmt/models/gru_config.h"
@@ -73,16 +79,73 @@ nmt::models::ModelConfig small_config(const std::string& type, int64_t vocab) {
   return c;
 }
 
+// source.spm and target.spm, vocab.json (their pieces in Marian's order: </s> 0, <unk> 1, ...,
+// <pad> last), config.json and model.safetensors with a random value for every tensor.
+void write_marian_directory(const std::filesystem::path& dir, const std::string& source_text,
+                            const std::string& target_text) {
+  constexpr int64_t kD = 8, kFfn = 16;
+  nmt::text::SubwordOptions spm;
+  spm.vocab_size = 60;
+  spm.hard_vocab_limit = false;
+  nlohmann::json vocab = {{"</s>", 0}, {"<unk>", 1}};
+  for (const auto& [file, text] : {std::pair{"source.spm", source_text}, std::pair{"target.spm", target_text}}) {
+    nmt::text::SubwordModel::train(nmt::read_lines(text), spm, (dir / file).string());
+    const auto m = nmt::text::SubwordModel::load((dir / file).string());
+    for (int id = 4; id < m.vocab_size(); ++id) {
+      const std::string piece = m.pieces({id}).front();
+      if (!vocab.contains(piece)) vocab[piece] = vocab.size();
+    }
+  }
+  vocab["<pad>"] = vocab.size();
+  const auto V = static_cast<int64_t>(vocab.size());
+  nmt::write_file_atomic((dir / "vocab.json").string(), vocab.dump());
+  const nlohmann::json config = {
+      {"model_type", "marian"}, {"architectures", {"MarianMTModel"}}, {"d_model", kD}, {"encoder_layers", 1},
+      {"decoder_layers", 1}, {"encoder_attention_heads", 2}, {"decoder_attention_heads", 2},
+      {"encoder_ffn_dim", kFfn}, {"decoder_ffn_dim", kFfn}, {"activation_function", "swish"},
+      {"scale_embedding", true}, {"max_position_embeddings", 64}, {"vocab_size", V}, {"decoder_vocab_size", V},
+      {"pad_token_id", V - 1}, {"eos_token_id", 0}, {"decoder_start_token_id", V - 1}};
+  nmt::write_file_atomic((dir / "config.json").string(), config.dump());
+  RandomWeights w;
+  w.f32("model.shared.weight", {V, kD});
+  w.f32("final_logits_bias", {1, V});
+  for (const std::string stack : {"encoder", "decoder"}) {
+    const std::string p = "model." + stack + ".layers.0.";
+    std::vector<std::string> attentions{"self_attn"};
+    if (stack == "decoder") attentions.push_back("encoder_attn");
+    for (const auto& a : attentions) {
+      for (const char* proj : {"q_proj", "k_proj", "v_proj", "out_proj"}) {
+        w.f32(p + a + "." + proj + ".weight", {kD, kD});
+        w.f32(p + a + "." + proj + ".bias", {kD});
+      }
+      w.f32(p + a + "_layer_norm.weight", {kD});
+      w.f32(p + a + "_layer_norm.bias", {kD});
+    }
+    w.f32(p + "fc1.weight", {kFfn, kD});
+    w.f32(p + "fc1.bias", {kFfn});
+    w.f32(p + "fc2.weight", {kD, kFfn});
+    w.f32(p + "fc2.bias", {kD});
+    w.f32(p + "final_layer_norm.weight", {kD});
+    w.f32(p + "final_layer_norm.bias", {kD});
+  }
+  w.write((dir / "model.safetensors").string());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: nmt_random_model DIR transformer|gru TEXT...\n");
+    std::fprintf(stderr, "usage: nmt_random_model DIR transformer|gru TEXT... | DIR marian SOURCE_TEXT TARGET_TEXT\n");
     return 2;
   }
   try {
     const std::filesystem::path dir = argv[1];
     std::filesystem::create_directories(dir);
+    if (std::string(argv[2]) == "marian") {
+      if (argc != 5) throw std::runtime_error("marian needs SOURCE_TEXT and TARGET_TEXT");
+      write_marian_directory(dir, argv[3], argv[4]);
+      return 0;
+    }
     std::vector<std::string> sentences;
     for (int i = 3; i < argc; ++i)
       for (auto& line : nmt::read_lines(argv[i])) sentences.push_back(std::move(line));

@@ -4,10 +4,13 @@
 // that say training needs LibTorch. The LibTorch library defines the same functions
 // (torch_decoder.cc, tensor/threads.cc, models/transformer.cc, models/gru_bahdanau.cc); a
 // binary links one or the other, never both.
+#include <filesystem>
+
 #include <fmt/format.h>
 
 #include "nmt/decode/cpu_engine.h"
 #include "nmt/decode/engine_quantize.h"
+#include "nmt/models/marian_import.h"
 #include "nmt/models/gru_config.h"
 #include "nmt/models/transformer_config.h"
 #include "nmt/tensor/threads.h"
@@ -19,6 +22,23 @@ namespace nmt {
 void set_threads(int threads) { remember_threads(threads); }
 
 namespace models {
+
+HostTensors read_torch_save_weights(const std::string& path) {
+  throw RuntimeError(fmt::format("{}: a pytorch_model.bin needs LibTorch's unpickler, and this nmt is built without "
+                                 "LibTorch; save the model as model.safetensors (transformers: "
+                                 "save_pretrained(dir, safe_serialization=True)) or import with a LibTorch build",
+                                 path));
+}
+
+// model.safetensors alone, then read back as the CPU engine will translate it: every tensor it
+// needs there, with its shape.
+void write_imported_weights(const ModelConfig& config, const HostTensors& mapped, const std::string& file,
+                            const std::string& dir) {
+  const std::string path = (std::filesystem::path(dir) / kSafetensorsFile).string();
+  write_imported_safetensors(mapped, file, path);
+  (void)decode::cpu_engine_model(path, config, /*int8=*/false);
+}
+
 // The int8 copy written from model.safetensors on the engine's loaders.
 QuantizeSummary quantize_model_dir(const std::string& dir, const std::string& out, bool force) {
   return decode::quantize_on_engine(dir, out, force);
@@ -51,7 +71,7 @@ namespace models {
 
 namespace {
 [[noreturn]] void no_modules(const ModelConfig& config) {
-  throw UsageError(fmt::format("building a {} module needs LibTorch: train, average, quantize and import need a LibTorch "
+  throw UsageError(fmt::format("building a {} module needs LibTorch: train and average need a LibTorch "
                                "build of nmt (NMT_LIBTORCH=debian or wheel)",
                                config.type));
 }

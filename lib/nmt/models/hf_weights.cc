@@ -1,39 +1,36 @@
 #include "nmt/models/hf_weights.h"
 
 #include <filesystem>
-#include <vector>
 
 #include <fmt/format.h>
 
-#include "nmt/models/torch_pickle.h"
 #include "nmt/util/error.h"
 #include "nmt/util/safetensors.h"
 
 namespace nmt::models {
 namespace fs = std::filesystem;
 
-std::map<std::string, torch::Tensor> read_safetensors(const std::string& path) {
+HostTensors read_safetensors_f32(const std::string& path) {
   const safetensors::File file = safetensors::File::open(path);  // every header check, naming the file
-  std::map<std::string, torch::Tensor> out;
+  HostTensors out;
   for (const safetensors::TensorInfo& t : file.tensors()) {
     if (t.dtype != safetensors::DType::kF32 && t.dtype != safetensors::DType::kF16 && t.dtype != safetensors::DType::kBF16)
       throw RuntimeError(fmt::format("{}: tensor '{}' is {}; nmt import reads F32, F16 and BF16 weights", path, t.name,
                                      safetensors::dtype_name(t.dtype)));
-    std::vector<float> values = file.to_f32(t.name, t.shape);
-    out.emplace(t.name, torch::from_blob(values.data(), t.shape, torch::kFloat).clone());
+    out.emplace(t.name, HostTensor{t.shape, file.to_f32(t.name, t.shape)});
   }
   return out;
 }
 
-std::map<std::string, torch::Tensor> read_hf_weights(const std::string& dir, std::string* file) {
+HostTensors read_hf_weights(const std::string& dir, std::string* file) {
   const fs::path safetensors = fs::path(dir) / "model.safetensors", bin = fs::path(dir) / "pytorch_model.bin";
   if (fs::exists(safetensors)) {
     *file = safetensors.string();
-    return read_safetensors(*file);
+    return read_safetensors_f32(*file);
   }
   if (fs::exists(bin)) {
     *file = bin.string();
-    return read_torch_save_file(*file);
+    return read_torch_save_weights(*file);
   }
   if (fs::exists(fs::path(dir) / "model.safetensors.index.json"))
     throw RuntimeError(fmt::format("{}: weights sharded over several files; nmt import reads one model.safetensors", dir));

@@ -1,6 +1,8 @@
 #include "nmt/models/marian_import.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <set>
 #include <unordered_map>
@@ -8,16 +10,17 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
-#include <torch/torch.h>
 
 #include "nmt/models/hf_weights.h"
-#include "nmt/models/model_io.h"
-#include "nmt/models/weights_file.h"
-#include "nmt/models/transformer.h"
+#include "nmt/models/model_dir.h"
+#include "nmt/models/transformer_config.h"
+#include "nmt/text/special_ids.h"
 #include "nmt/text/spm_proto.h"
+#include "nmt/text/subword.h"
 #include "nmt/util/error.h"
 #include "nmt/util/io.h"
 #include "nmt/util/json_read.h"
+#include "nmt/util/safetensors.h"
 
 namespace nmt::models {
 namespace fs = std::filesystem;
@@ -178,61 +181,80 @@ std::string renumbered_spm(const std::string& path, const std::vector<std::strin
 
 class WeightSource {
  public:
-  WeightSource(std::map<std::string, torch::Tensor> tensors, std::string file)
-      : tensors_(std::move(tensors)), file_(std::move(file)) {}
+  WeightSource(HostTensors tensors, std::string file) : tensors_(std::move(tensors)), file_(std::move(file)) {}
   bool has(const std::string& name) const { return find(name) != nullptr; }
   // The tensor `name` (with or without MarianMTModel's "model." prefix) of shape `shape`.
-  torch::Tensor get(const std::string& name, std::vector<int64_t> shape) const {
-    const torch::Tensor* t = find(name);
+  const HostTensor& get(const std::string& name, const std::vector<int64_t>& shape) const {
+    const HostTensor* t = find(name);
     if (!t) throw RuntimeError(fmt::format("{}: no tensor '{}' (not a MarianMTModel of this config.json?)", file_, name));
-    if (t->sizes() != torch::IntArrayRef(shape))
+    if (t->shape != shape)
       throw RuntimeError(fmt::format("{}: '{}' has shape {}, config.json makes it {}", file_, name,
-                                     fmt::join(t->sizes(), "x"), fmt::join(shape, "x")));
+                                     fmt::join(t->shape, "x"), fmt::join(shape, "x")));
     return *t;
   }
   const std::string& file() const { return file_; }
 
  private:
-  const torch::Tensor* find(const std::string& name) const {
+  const HostTensor* find(const std::string& name) const {
     for (const std::string& key : {"model." + name, name}) {
       auto it = tensors_.find(key);
       if (it != tensors_.end()) return &it->second;
     }
     return nullptr;
   }
-  std::map<std::string, torch::Tensor> tensors_;
+  HostTensors tensors_;
   std::string file_;
 };
 
+// The rows of a [n, ...] tensor in `order`.
+HostTensor rows_in(const HostTensor& t, const std::vector<int64_t>& order) {
+  const int64_t n = t.shape.empty() ? 1 : t.shape[0];
+  const size_t width = n > 0 ? t.values.size() / static_cast<size_t>(n) : 0;
+  HostTensor out{t.shape, {}};
+  out.shape[0] = static_cast<int64_t>(order.size());
+  out.values.reserve(order.size() * width);
+  for (int64_t r : order)
+    out.values.insert(out.values.end(), t.values.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(r) * width),
+                      t.values.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(r + 1) * width));
+  return out;
+}
+
+// Tensors of equal trailing shape stacked along their first dimension.
+HostTensor concatenated(const std::vector<const HostTensor*>& parts) {
+  HostTensor out{parts.front()->shape, {}};
+  out.shape[0] = 0;
+  for (const HostTensor* p : parts) {
+    out.shape[0] += p->shape[0];
+    out.values.insert(out.values.end(), p->values.begin(), p->values.end());
+  }
+  return out;
+}
+
 // nmt's parameter name → its value, from Marian's tensors.
-std::map<std::string, torch::Tensor> map_weights(const WeightSource& w, const MarianConfig& mc,
-                                                 const std::vector<int64_t>& src_order,
-                                                 const std::vector<int64_t>& tgt_order) {
+HostTensors map_weights(const WeightSource& w, const MarianConfig& mc, const std::vector<int64_t>& src_order,
+                        const std::vector<int64_t>& tgt_order) {
   const ModelConfig& c = mc.model;
   const TransformerConfig& sizes = c.get<TransformerConfig>();
   const int64_t d = sizes.d_model, f = sizes.ffn;
-  std::map<std::string, torch::Tensor> out;
-  auto rows = [](const torch::Tensor& t, const std::vector<int64_t>& order) {
-    return t.index_select(0, torch::tensor(order, torch::kLong));
-  };
+  HostTensors out;
   const auto shared_name = w.has("shared.weight") ? "shared.weight" : "encoder.embed_tokens.weight";
-  const torch::Tensor src_table = w.get(c.tie_embeddings ? shared_name : "encoder.embed_tokens.weight", {mc.vocab_size, d});
-  const torch::Tensor tgt_table =
+  const HostTensor& src_table = w.get(c.tie_embeddings ? shared_name : "encoder.embed_tokens.weight", {mc.vocab_size, d});
+  const HostTensor& tgt_table =
       c.tie_embeddings ? src_table : w.get("decoder.embed_tokens.weight", {mc.decoder_vocab_size, d});
-  out["src_embedding.weight"] = rows(src_table, src_order);
-  if (!c.tie_embeddings) out["tgt_embedding.weight"] = rows(tgt_table, tgt_order);
+  out["src_embedding.weight"] = rows_in(src_table, src_order);
+  if (!c.tie_embeddings) out["tgt_embedding.weight"] = rows_in(tgt_table, tgt_order);
   auto linear = [&](const std::string& to, const std::string& from, int64_t rows_out, int64_t cols) {
     out[to + ".weight"] = w.get(from + ".weight", {rows_out, cols});
     out[to + ".bias"] = w.get(from + ".bias", {rows_out});
   };
   auto fused = [&](const std::string& to, const std::string& prefix, std::vector<std::string> parts) {
-    std::vector<torch::Tensor> weights, biases;
+    std::vector<const HostTensor*> weights, biases;
     for (const auto& p : parts) {
-      weights.push_back(w.get(prefix + "." + p + ".weight", {d, d}));
-      biases.push_back(w.get(prefix + "." + p + ".bias", {d}));
+      weights.push_back(&w.get(prefix + "." + p + ".weight", {d, d}));
+      biases.push_back(&w.get(prefix + "." + p + ".bias", {d}));
     }
-    out[to + ".weight"] = torch::cat(weights, 0);
-    out[to + ".bias"] = torch::cat(biases, 0);
+    out[to + ".weight"] = concatenated(weights);
+    out[to + ".bias"] = concatenated(biases);
   };
   auto norm_of = [&](const std::string& to, const std::string& from) {
     out[to + ".weight"] = w.get(from + ".weight", {d});
@@ -265,29 +287,18 @@ std::map<std::string, torch::Tensor> map_weights(const WeightSource& w, const Ma
   }
   // Logits: the tied table or lm_head, plus final_logits_bias (zeros where absent).
   const int64_t V = mc.decoder_vocab_size;
-  torch::Tensor bias = w.has("final_logits_bias") ? w.get("final_logits_bias", {1, V}).view({V}) : torch::zeros({V});
-  bias = rows(bias, tgt_order).clone();
-  bias[text::kPadId] = kNeverProduced;
-  bias[text::kBosId] = kNeverProduced;
+  HostTensor bias{{V}, std::vector<float>(static_cast<size_t>(V), 0.0f)};
+  if (w.has("final_logits_bias")) bias.values = w.get("final_logits_bias", {1, V}).values;
+  bias = rows_in(bias, tgt_order);
+  bias.values[text::kPadId] = kNeverProduced;
+  bias.values[text::kBosId] = kNeverProduced;
   if (c.tie_output) {
-    out["output_bias"] = bias;
+    out["output_bias"] = std::move(bias);
   } else {
-    out["output.weight"] = rows(w.get("lm_head.weight", {V, d}), tgt_order);
-    out["output.bias"] = bias;
+    out["output.weight"] = rows_in(w.get("lm_head.weight", {V, d}), tgt_order);
+    out["output.bias"] = std::move(bias);
   }
   return out;
-}
-
-void load_mapped(TransformerImpl& model, std::map<std::string, torch::Tensor> mapped, const std::string& file) {
-  torch::NoGradGuard no_grad;
-  for (auto& p : model.named_parameters()) {
-    auto it = mapped.find(p.key());
-    if (it == mapped.end()) throw RuntimeError(fmt::format("{}: nothing maps to nmt's '{}' (an importer bug)", file, p.key()));
-    p.value().copy_(it->second);
-    mapped.erase(it);
-  }
-  if (!mapped.empty())
-    throw RuntimeError(fmt::format("{}: '{}' maps to no parameter of nmt's (an importer bug)", file, mapped.begin()->first));
 }
 
 void require_file(const fs::path& path) {
@@ -298,6 +309,16 @@ void require_file(const fs::path& path) {
 }
 
 }  // namespace
+
+void write_imported_safetensors(const HostTensors& mapped, const std::string& file, const std::string& path) {
+  std::vector<safetensors::TensorToWrite> tensors;
+  for (const auto& [name, t] : mapped) {
+    if (!std::all_of(t.values.begin(), t.values.end(), [](float v) { return std::isfinite(v); }))
+      throw RuntimeError(fmt::format("{}: '{}' holds NaN or infinite values", file, name));
+    tensors.push_back({name, safetensors::DType::kF32, t.shape, t.values.data()});
+  }
+  safetensors::write_file(path, tensors, {{safetensors::kChecksumKey, safetensors::checksum(tensors)}});
+}
 
 ImportSummary import_marian(const std::string& hf_dir, const std::string& out_dir, bool force) {
   const auto start = std::chrono::steady_clock::now();
@@ -338,10 +359,8 @@ ImportSummary import_marian(const std::string& hf_dir, const std::string& out_di
   std::string weights_file;
   auto tensors = read_hf_weights(hf_dir, &weights_file);
   const WeightSource weights(std::move(tensors), weights_file);
-  TransformerImpl model(mc.model);
-  load_mapped(model, map_weights(weights, mc, src_order, tgt_order), weights_file);
-  model.eval();
-  check_finite(model, weights_file);
+  HostTensors mapped = map_weights(weights, mc, src_order, tgt_order);
+  for (const auto& [name, t] : mapped) summary.parameters += static_cast<int64_t>(t.values.size());
 
   nlohmann::json train = {{"imported_from", {{"format", "marian"},
                                              {"path", fs::absolute(dir).lexically_normal().string()},
@@ -349,12 +368,11 @@ ImportSummary import_marian(const std::string& hf_dir, const std::string& out_di
   write_model_directory(target.string(), out_dir, [&](const std::string& tmp) {
     write_file_atomic((fs::path(tmp) / kSourceSubwordFile).string(), src_spm);
     write_file_atomic((fs::path(tmp) / kSubwordFile).string(), tgt_spm);
-    save_directory_weights(model, tmp);
+    write_imported_weights(mc.model, mapped, weights_file, tmp);
     write_file_atomic((fs::path(tmp) / kConfigFile).string(),
                       model_directory_config(mc.model.to_json(), train).dump(2) + "\n");
   });
   summary.weights_file = weights_file;
-  for (const auto& p : model.parameters()) summary.parameters += p.numel();
   summary.vocabulary = mc.model.tgt_vocab;
   summary.notes = std::move(mc.notes);
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

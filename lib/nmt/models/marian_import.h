@@ -16,8 +16,13 @@
 //  - Segmentation: spm.src.model and spm.model are source.spm and target.spm with the pieces
 //    renumbered to those ids (text/spm_proto.h); a vocabulary piece a side's model lacks is
 //    UNUSED there, as transformers maps such pieces to nothing it would produce.
+//  - Weights: mapped to nmt's parameter names without LibTorch (float32 arrays); how they are
+//    written is the binary's (write_imported_weights).
 #include <string>
 #include <vector>
+
+#include "nmt/models/config.h"
+#include "nmt/models/hf_weights.h"
 
 namespace nmt::models {
 
@@ -32,5 +37,16 @@ struct ImportSummary {
 // Writes `out_dir` (atomically: nothing is left on failure, an existing directory only with
 // `force`). Every bad input is a RuntimeError naming the file.
 ImportSummary import_marian(const std::string& hf_dir, const std::string& out_dir, bool force);
+
+// `mapped` as a model directory's model.safetensors at `path` (with its checksum); a NaN or
+// infinite value → RuntimeError naming `file` (the weights read) and the tensor.
+void write_imported_safetensors(const HostTensors& mapped, const std::string& file, const std::string& path);
+
+// The imported model's weights (`mapped`: every parameter of nmt's Transformer for `config`, by
+// its state-dict name) written into the model directory `dir`; `file` names the weights read in
+// errors. Defined by the binary: write_imported_safetensors, then model.pt through LibTorch's
+// module (weights_file.cc), or read back by the CPU engine (decode/without_torch.cc).
+void write_imported_weights(const ModelConfig& config, const HostTensors& mapped, const std::string& file,
+                            const std::string& dir);
 
 }  // namespace nmt::models

@@ -309,3 +309,16 @@ std::map<std::string, torch::Tensor> read_torch_save_file(const std::string& pat
 }
 
 }  // namespace nmt::models
+
+namespace nmt::models {
+
+HostTensors read_torch_save_weights(const std::string& path) {
+  HostTensors out;
+  for (auto& [name, t] : read_torch_save_file(path)) {
+    const torch::Tensor c = t.to(torch::kFloat).contiguous();
+    out.emplace(name, HostTensor{c.sizes().vec(), std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel())});
+  }
+  return out;
+}
+
+}  // namespace nmt::models

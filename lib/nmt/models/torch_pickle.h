@@ -11,6 +11,8 @@
 
 #include <torch/torch.h>
 
+#include "nmt/models/hf_weights.h"  // read_torch_save_weights, LibTorch's here
+
 namespace nmt::models {
 
 // name → tensor (float32, contiguous, on the CPU). A file of the old (pre-zip) format, a

@@ -6,9 +6,11 @@
 
 #include <fmt/format.h>
 
+#include "nmt/models/marian_import.h"
 #include "nmt/models/model_io.h"
 #include "nmt/models/quantizable_linear.h"
 #include "nmt/models/quantize.h"
+#include "nmt/models/transformer.h"
 #include "nmt/util/error.h"
 #include "nmt/util/io.h"
 #include "nmt/util/safetensors.h"
@@ -125,6 +127,29 @@ void save_directory_weights(Seq2SeqModelImpl& model, const std::string& dir) {
   for (const auto& m : model.modules(/*include_self=*/false)) int8 |= quantized_linear(*m) != nullptr;
   if (int8) save_int8_weights(model, (fs::path(dir) / kInt8WeightsFile).string());
   else save_weights(model, (fs::path(dir) / kWeightsFile).string());
+}
+
+// The LibTorch build's: through the module, so that nothing maps to no parameter or misses one;
+// model.safetensors as the build without LibTorch writes it, and model.pt.
+void write_imported_weights(const ModelConfig& config, const HostTensors& mapped, const std::string& file,
+                            const std::string& dir) {
+  TransformerImpl model(config);
+  torch::NoGradGuard no_grad;
+  size_t used = 0;
+  for (auto& p : model.named_parameters()) {
+    auto it = mapped.find(p.key());
+    if (it == mapped.end()) throw RuntimeError(fmt::format("{}: nothing maps to nmt's '{}' (an importer bug)", file, p.key()));
+    if (it->second.shape != p.value().sizes().vec())
+      throw RuntimeError(fmt::format("{}: '{}' mapped to shape {} (an importer bug)", file, p.key(),
+                                     safetensors::shape_string(it->second.shape)));
+    p.value().copy_(torch::from_blob(const_cast<float*>(it->second.values.data()), p.value().sizes(), torch::kFloat));
+    ++used;
+  }
+  if (used != mapped.size()) throw RuntimeError(fmt::format("{}: a mapped tensor is no parameter of nmt's (an importer bug)", file));
+  model.eval();
+  check_finite(model, file);
+  write_imported_safetensors(mapped, file, (fs::path(dir) / kSafetensorsFile).string());
+  save_weights(model, (fs::path(dir) / kWeightsFile).string());
 }
 
 bool upgrade_model_directory(const std::string& dir) {

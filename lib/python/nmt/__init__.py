@@ -9,7 +9,7 @@
 """
 import nmt_score as score
 
-from ._translator import Translation, Translator
+from ._translator import Translation, Translator, import_marian
 
 try:
     from ._translate import version as __version__
@@ -18,4 +18,4 @@ except ImportError:  # the scorer-only build (NMT_SCORER_ONLY) has no translator
 
     __version__ = _version("nmt")
 
-__all__ = ["Translator", "Translation", "score", "__version__"]
+__all__ = ["Translator", "Translation", "import_marian", "score", "__version__"]

@@ -230,3 +230,24 @@ class Translator:
         state = "closed" if self._service is None else f"{self._info['weights']}, CPU engine"
         kind = "+".join(self._info["types"])
         return f"nmt.Translator({self._dirs!r}, {kind}, {state})"
+
+
+def import_marian(hf_dir: PathLike, out_dir: PathLike, force: bool = False) -> Dict[str, Any]:
+    """Convert a Hugging Face MarianMTModel directory (an OPUS-MT model) into an nmt model directory.
+
+    What ``nmt import HF_DIR -o OUT_DIR`` does, without LibTorch: ``hf_dir`` holds config.json,
+    model.safetensors, source.spm, target.spm and vocab.json (a pytorch_model.bin needs the nmt
+    command of a LibTorch build); ``out_dir`` is written whole or not at all, an existing one only
+    with ``force``. Returns the summary: weights_file, parameters, vocabulary (target pieces),
+    notes (what the user should know) and seconds. Raises FileNotFoundError for a missing
+    ``hf_dir``, ValueError for an existing ``out_dir`` without ``force``, RuntimeError for a
+    directory nmt cannot import, each with nmt's one-line message.
+    """
+    if _translate is None:
+        raise ImportError(f"this nmt package was built as the scorer alone: {_IMPORT_ERROR}")
+    if not isinstance(force, bool):
+        raise TypeError(f"force must be bool, not {type(force).__name__}")
+    source, target = os.fspath(hf_dir), os.fspath(out_dir)
+    if not os.path.isdir(source):
+        raise FileNotFoundError(f"{source}: no such directory")
+    return dict(_translate.import_marian(source, target, force))
