@@ -5,7 +5,7 @@
 # its vector extensions and each side's kernels. Any model nmt decodes: Transformers, GRUs
 # (which CTranslate2 cannot run, so bench-ct2.sh has no row for them), int8 copies.
 #
-#   scripts/bench/bench-engines.sh MODEL_DIR...
+#   scripts/bench/bench-engines.sh MODEL_DIR...   (A+B: the ensemble of A and B)
 #
 # Rows: model × weights (the directory's own; with NMT_BENCH_INT8=1 also --int8 on fp32 ones) ×
 # threads × greedy and beam 5 × batch 64 (the whole source file) and batch 1 (its first 100
@@ -23,17 +23,22 @@ die() { echo "bench-engines: $*" >&2; exit 2; }
 [[ $# -ge 1 ]] || die "usage: $0 MODEL_DIR..."
 [[ -x "$NMT" ]] || die "$NMT not found; build first (or set NMT_BINARY)"
 [[ -r "$SRC" ]] || die "$SRC not found (set NMT_BENCH_SRC or NMT_DATA)"
-for m in "$@"; do [[ -f "$m/config.json" ]] || die "$m: not a model directory (no config.json)"; done
+for m in "$@"; do
+  IFS=+ read -r -a dirs <<< "$m"
+  for d in "${dirs[@]}"; do [[ -f "$d/config.json" ]] || die "$d: not a model directory (no config.json)"; done
+done
 # OpenMP workers (the engine's, and LibTorch's) sleep while they wait, as bench-ct2.sh says why.
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 results=$(mktemp)
 trap 'rm -f "$results"' EXIT
 
-row() { # row MODEL INT8 THREADS BEAM BATCH ENGINE
-  local limit=0 int8=()
+row() { # row MODEL INT8 THREADS BEAM BATCH ENGINE (MODEL: a directory, or A+B for an ensemble)
+  local limit=0 int8=() models=() dir
   [[ $5 == 1 ]] && limit=100
   [[ $2 == 1 ]] && int8=(--int8)
-  "$NMT" bench translate -m "$1" --src "$SRC" --threads "$3" --beam "$4" --batch-size "$5" --limit "$limit" \
+  IFS=+ read -r -a dirs <<< "$1"
+  for dir in "${dirs[@]}"; do models+=(-m "$dir"); done
+  "$NMT" bench translate "${models[@]}" --src "$SRC" --threads "$3" --beam "$4" --batch-size "$5" --limit "$limit" \
     --engine "$6" "${int8[@]}" 2>/dev/null
 }
 
@@ -41,13 +46,13 @@ load_before=$(cut -d' ' -f1 /proc/loadavg)
 for ((round = 1; round <= ROUNDS; round++)); do
   for m in "$@"; do
     int8s=(0)
-    [[ "${NMT_BENCH_INT8:-0}" == 1 ]] && ! grep -q '"quantization"' "$m/config.json" && int8s=(0 1)
+    [[ "${NMT_BENCH_INT8:-0}" == 1 ]] && ! grep -q '"quantization"' "${m%%+*}/config.json" && int8s=(0 1)
     for q in "${int8s[@]}"; do
       for t in "${THREADS[@]}"; do
         for beam in 1 5; do
           for batch in 64 1; do
             printf '[bench-engines %s] round %d/%d: %s%s, %s threads, beam %s, batch %s\n' "$(date +%H:%M:%S)" \
-              "$round" "$ROUNDS" "$(basename "$m")" "$([[ $q == 1 ]] && echo ' --int8')" "$t" "$beam" "$batch" >&2
+              "$round" "$ROUNDS" "$m" "$([[ $q == 1 ]] && echo ' --int8')" "$t" "$beam" "$batch" >&2
             for engine in torch native; do
               printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$m" "$q" "$t" "$beam" "$batch" "$engine" \
                 "$(row "$m" "$q" "$t" "$beam" "$batch" "$engine")" >> "$results"
@@ -87,7 +92,8 @@ for (m, q, t, beam, batch), v in rows.items():
     weights = nr[0]["weights"] + (" (--int8)" if q == "1" else "")
     engines = {r["engine"] for r in nr}
     note = "" if engines == {"native"} else " (fell back to torch)"
-    print(f"| {os.path.basename(m.rstrip('/'))} ({nr[0]['model']}) | {weights} | {t} | {'greedy' if beam == 1 else f'beam {beam}'} | "
+    name = "+".join(os.path.basename(d.rstrip("/")) for d in m.split("+"))
+    print(f"| {name} ({nr[0]['model']}) | {weights} | {t} | {'greedy' if beam == 1 else f'beam {beam}'} | "
           f"{batch} | {med(tr, 'sentences_per_s'):.1f} | {med(nr, 'sentences_per_s'):.1f}{note} | {ratio:.2f}x | "
           f"{med(tr, 'peak_rss_mb'):.0f} | {med(nr, 'peak_rss_mb'):.0f} |")
 PYEOF

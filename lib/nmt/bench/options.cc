@@ -45,7 +45,8 @@ const std::vector<OptionSpec<InitBenchOptions>>& init_bench_option_specs() {
 const std::vector<OptionSpec<TranslateBenchOptions>>& translate_bench_option_specs() {
   using O = TranslateBenchOptions;
   static const std::vector<OptionSpec<O>> specs = {
-      option("model_dir", "-m,--model", "", "Model directory", &O::model_dir).is_required(),
+      list_option("model_dirs", "-m,--model", "", "Model directory; repeat -m for an ensemble", &O::model_dirs)
+          .is_required(),
       option("src", "--src", "", "Source sentences", &O::src).is_required(),
       option("limit", "--limit", "", "Only the first N sentences (0 = all)", &O::limit),
       option("dump_ids", "--dump-ids", "", "Write the encoded sources as JSON lines of ids (for the PyTorch reference)",

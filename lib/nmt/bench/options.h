@@ -32,7 +32,8 @@ struct InitBenchOptions {
 const std::vector<OptionSpec<InitBenchOptions>>& init_bench_option_specs();
 
 struct TranslateBenchOptions {
-  std::string model_dir, src;
+  std::vector<std::string> model_dirs;  // several: an ensemble
+  std::string src;
   size_t limit = 0;  // only the first N sentences; 0: all
   std::string dump_ids, dump_hyp_ids;  // for the PyTorch reference
   bool per_sentence = false;  // one sentence at a time, each timed

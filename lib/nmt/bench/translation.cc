@@ -98,7 +98,7 @@ nlohmann::json measure_translation(const TranslateBenchOptions& bench, const Run
   set_threads(runtime.threads);
   const torch::Device device = resolve_device(runtime.device);
   const auto t_load = BenchClock::now();
-  decode::TranslationService service({bench.model_dir}, runtime);
+  decode::TranslationService service(bench.model_dirs, runtime);
   const double load_secs = seconds_since(t_load);
   auto lines = read_lines(bench.src);
   if (bench.limit > 0 && lines.size() > bench.limit) lines.resize(bench.limit);
