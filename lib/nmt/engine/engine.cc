@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include <omp.h>
+
 #include "nmt/decode/batch_plan.h"
+#include "nmt/decode/row_log_probs.h"
 #include "nmt/engine/linear.h"
 #include "nmt/text/special_ids.h"
 #include "nmt/util/error.h"
@@ -14,15 +17,21 @@ namespace {
 const text::TokenIds kNoPrefix;
 const text::LineConstraints kNoConstraints;
 
-// In place, each row of `width` becomes its log-softmax (what torch::log_softmax computes).
-void log_softmax_rows(float* x, int64_t rows, int64_t width) {
+// total[r][i] += x[r][i]'s log-softmax over its row of `width` (what torch::log_softmax
+// computes), with decode/row_log_probs.h's vectorised log-sum-exp, the rows shared between the
+// engine's OpenMP threads: an ensemble pays this for each member at every step, and a scalar
+// loop over every row's vocabulary made a 2-GRU ensemble slower than LibTorch's at batch 64
+// (docs/benchmarks.md, "A GRU ensemble, the engine against LibTorch (2026-12-03)"). `scratch`
+// holds width floats per thread.
+void add_log_softmax_rows(const float* x, int64_t rows, int64_t width, float* total, std::vector<float>& scratch) {
+  scratch.resize(static_cast<size_t>(width * omp_get_max_threads()));
+#pragma omp parallel for schedule(static) if (rows > 1)
   for (int64_t r = 0; r < rows; ++r) {
-    float* v = x + r * width;
-    const float m = *std::max_element(v, v + width);
-    double sum = 0;
-    for (int64_t i = 0; i < width; ++i) sum += std::exp(static_cast<double>(v[i] - m));
-    const float shift = m + static_cast<float>(std::log(sum));
-    for (int64_t i = 0; i < width; ++i) v[i] -= shift;
+    const float* v = x + r * width;
+    float* out = total + r * width;
+    float* mine = scratch.data() + static_cast<ptrdiff_t>(omp_get_thread_num()) * width;
+    const float lse = static_cast<float>(decode::row_log_sum_exp(v, width, mine));
+    for (int64_t i = 0; i < width; ++i) out[i] += v[i] - lse;
   }
 }
 
@@ -39,8 +48,7 @@ class MembersDecoder final : public StepDecoder {
     if (attention) attention->assign(static_cast<size_t>(R * attention_width()), 0.0f);
     for (auto& run : runs_) {
       run->step(tokens, member_scores_, attention ? &member_attention_ : nullptr, layer_, head_);
-      log_softmax_rows(member_scores_.data(), R, V);
-      for (size_t i = 0; i < scores.size(); ++i) scores[i] += member_scores_[i];
+      add_log_softmax_rows(member_scores_.data(), R, V, scores.data(), scratch_);
       if (attention)
         for (size_t i = 0; i < attention->size(); ++i) (*attention)[i] += member_attention_[i];
     }
@@ -58,7 +66,7 @@ class MembersDecoder final : public StepDecoder {
  private:
   std::vector<std::unique_ptr<ModelRun>>& runs_;
   int64_t layer_, head_;
-  std::vector<float> member_scores_, member_attention_;
+  std::vector<float> member_scores_, member_attention_, scratch_;
 };
 
 }  // namespace
