@@ -13,6 +13,7 @@
 
 #include "nmt/data/corpus.h"
 #include "nmt/text/subword.h"
+#include "marian_layout.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;
@@ -73,27 +74,7 @@ struct MarianDir {
     write_config();
     torch::manual_seed(5);
     auto add = [&](const std::string& name, std::vector<int64_t> shape) { weights[name] = torch::randn(shape) * 0.3; };
-    add("model.shared.weight", {V, kD});
-    add("final_logits_bias", {1, V});
-    for (const std::string stack : {"encoder", "decoder"}) {
-      const std::string p = "model." + stack + ".layers.0.";
-      std::vector<std::string> attentions{"self_attn"};
-      if (stack == "decoder") attentions.push_back("encoder_attn");
-      for (const auto& a : attentions) {
-        for (const char* proj : {"q_proj", "k_proj", "v_proj", "out_proj"}) {
-          add(p + a + "." + proj + ".weight", {kD, kD});
-          add(p + a + "." + proj + ".bias", {kD});
-        }
-        add(p + a + "_layer_norm.weight", {kD});
-        add(p + a + "_layer_norm.bias", {kD});
-      }
-      add(p + "fc1.weight", {kFfn, kD});
-      add(p + "fc1.bias", {kFfn});
-      add(p + "fc2.weight", {kD, kFfn});
-      add(p + "fc2.bias", {kD});
-      add(p + "final_layer_norm.weight", {kD});
-      add(p + "final_layer_norm.bias", {kD});
-    }
+    for (const auto& [name, shape] : nmt::test::marian_tensors(V, kD, kFfn)) add(name, shape);
     write_weights();
   }
   void write_config() const { nmt::test::write_bytes(path + "/config.json", config.dump()); }

@@ -24,6 +24,7 @@
 #include "nmt/models/transformer_config.h"
 #include "nmt/util/io.h"
 #include "nmt/util/safetensors.h"
+#include "marian_layout.h"
 
 namespace {
 
@@ -107,27 +108,7 @@ void write_marian_directory(const std::filesystem::path& dir, const std::string&
       {"pad_token_id", V - 1}, {"eos_token_id", 0}, {"decoder_start_token_id", V - 1}};
   nmt::write_file_atomic((dir / "config.json").string(), config.dump());
   RandomWeights w;
-  w.f32("model.shared.weight", {V, kD});
-  w.f32("final_logits_bias", {1, V});
-  for (const std::string stack : {"encoder", "decoder"}) {
-    const std::string p = "model." + stack + ".layers.0.";
-    std::vector<std::string> attentions{"self_attn"};
-    if (stack == "decoder") attentions.push_back("encoder_attn");
-    for (const auto& a : attentions) {
-      for (const char* proj : {"q_proj", "k_proj", "v_proj", "out_proj"}) {
-        w.f32(p + a + "." + proj + ".weight", {kD, kD});
-        w.f32(p + a + "." + proj + ".bias", {kD});
-      }
-      w.f32(p + a + "_layer_norm.weight", {kD});
-      w.f32(p + a + "_layer_norm.bias", {kD});
-    }
-    w.f32(p + "fc1.weight", {kFfn, kD});
-    w.f32(p + "fc1.bias", {kFfn});
-    w.f32(p + "fc2.weight", {kD, kFfn});
-    w.f32(p + "fc2.bias", {kD});
-    w.f32(p + "final_layer_norm.weight", {kD});
-    w.f32(p + "final_layer_norm.bias", {kD});
-  }
+  for (const auto& [name, shape] : nmt::test::marian_tensors(V, kD, kFfn)) w.f32(name, shape);
   w.write((dir / "model.safetensors").string());
 }
 
